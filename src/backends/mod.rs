@@ -1,0 +1,160 @@
+//! Guard model backends: each one turns a question into a [`Judgement`] (its native label,
+//! P(unsafe) when it has one, and categories). They only evaluate; the guard stage applies the
+//! product's thresholds and the pipeline applies timeouts and the fail-closed policy.
+//!
+//! One `reqwest::Client` is shared by every remote backend (built in `server::AppState`).
+
+pub mod embedded;
+pub mod moderation;
+pub mod openai_chat;
+pub mod tei;
+
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+
+/// Which backend a product uses; also the closed label set for metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendKind {
+    Embedded,
+    LlamaGuard3,
+    Qwen3guard,
+    Tei,
+    OpenaiModeration,
+}
+
+impl BackendKind {
+    pub const ALL: [BackendKind; 5] = [
+        BackendKind::Embedded,
+        BackendKind::LlamaGuard3,
+        BackendKind::Qwen3guard,
+        BackendKind::Tei,
+        BackendKind::OpenaiModeration,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Embedded => "embedded",
+            BackendKind::LlamaGuard3 => "llama_guard_3",
+            BackendKind::Qwen3guard => "qwen3guard",
+            BackendKind::Tei => "tei",
+            BackendKind::OpenaiModeration => "openai_moderation",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    pub fn is_remote(self) -> bool {
+        self != BackendKind::Embedded
+    }
+}
+
+/// The model's own label, before thresholds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NativeLabel {
+    Safe,
+    Unsafe,
+    /// Qwen3Guard's "Controversial": always borderline.
+    Controversial,
+    /// A score-only backend (classifier, moderation, embedded): thresholds decide.
+    Score,
+}
+
+/// One backend answer, uniform across backends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judgement {
+    pub label: NativeLabel,
+    /// P(unsafe) in [0, 1] when the backend has one.
+    pub p_unsafe: Option<f32>,
+    pub categories: Vec<String>,
+}
+
+/// Why a backend gave no judgement. Every variant makes the safety screen fail closed.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum BackendError {
+    #[error("timed out")]
+    Timeout,
+    #[error("connection failed: {0}")]
+    Connect(String),
+    #[error("HTTP status {0}")]
+    Status(u16),
+    #[error("unparsable answer: {0}")]
+    Unparsable(String),
+}
+
+impl BackendError {
+    /// Closed label for metrics: `timeout`, `error` or `unparsable`.
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            BackendError::Timeout => "timeout",
+            BackendError::Connect(_) | BackendError::Status(_) => "error",
+            BackendError::Unparsable(_) => "unparsable",
+        }
+    }
+
+    pub(crate) fn from_reqwest(e: reqwest::Error) -> Self {
+        if e.is_timeout() {
+            BackendError::Timeout
+        } else if let Some(status) = e.status() {
+            BackendError::Status(status.as_u16())
+        } else if e.is_decode() {
+            BackendError::Unparsable(e.to_string())
+        } else {
+            BackendError::Connect(e.to_string())
+        }
+    }
+}
+
+/// A guard model. `classify` receives text that has already had card numbers masked when the
+/// backend is remote.
+pub trait GuardBackend: Send + Sync + std::fmt::Debug {
+    fn kind(&self) -> BackendKind;
+    fn classify<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Judgement, BackendError>>;
+}
+
+/// Where a remote backend lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteTarget {
+    /// Base URL, e.g. `http://127.0.0.1:8000/v1` (chat, moderation) or `http://127.0.0.1:8080` (TEI).
+    pub url: String,
+    pub model: String,
+    /// Bearer token, read from the environment variable the config names.
+    pub api_key: Option<String>,
+}
+
+impl RemoteTarget {
+    pub(crate) fn endpoint(&self, path: &str) -> String {
+        format!(
+            "{}/{}",
+            self.url.trim_end_matches('/'),
+            path.trim_start_matches('/')
+        )
+    }
+
+    pub(crate) fn authorise(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.api_key {
+            Some(key) => req.bearer_auth(key),
+            None => req,
+        }
+    }
+}
+
+/// POST JSON and read the body as JSON leniently (any extra fields); errors mapped uniformly.
+pub(crate) async fn post_json(
+    http: &reqwest::Client,
+    target: &RemoteTarget,
+    path: &str,
+    body: &serde_json::Value,
+) -> Result<serde_json::Value, BackendError> {
+    let req = target.authorise(http.post(target.endpoint(path)).json(body));
+    let resp = req.send().await.map_err(BackendError::from_reqwest)?;
+    let status = resp.status();
+    if !status.is_success() {
+        return Err(BackendError::Status(status.as_u16()));
+    }
+    let bytes = resp.bytes().await.map_err(BackendError::from_reqwest)?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| BackendError::Unparsable(format!("body is not JSON: {e}")))
+}

@@ -1,0 +1,57 @@
+//! The command line: `serve`, `screen`, `check-config`, `train`, `eval`.
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "guard",
+    version,
+    about = "Screens user messages before a customer-facing AI agent sees them"
+)]
+pub struct Cli {
+    /// Directory holding products/, wordlists/ and judge_prompts/.
+    #[arg(long, global = true, env = "GUARD_CONFIG_DIR", default_value = ".")]
+    pub config_dir: PathBuf,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the HTTP service.
+    Serve {
+        /// Listen address.
+        #[arg(long, env = "GUARD_LISTEN", default_value = "127.0.0.1:8080")]
+        listen: String,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        workers: Option<usize>,
+    },
+    /// Screen one question (TEXT) or JSON lines on stdin (--jsonl) and print verdicts.
+    Screen {
+        #[arg(long)]
+        product: String,
+        /// Read `{"text": ..., "id": ...}` lines on stdin; write one verdict per line, same order.
+        #[arg(long)]
+        jsonl: bool,
+        /// How many questions are screened at once in --jsonl mode (order is kept).
+        #[arg(long, default_value_t = 16)]
+        concurrency: usize,
+        text: Option<String>,
+    },
+    /// Validate every product, wordlist and judge prompt; report all problems at once.
+    CheckConfig,
+    /// Train the embedded guard model from the labelled data (deterministic).
+    Train {
+        /// The labelled data folder.
+        #[arg(long, default_value = "../shared/data")]
+        data: PathBuf,
+        /// Where to write the model.
+        #[arg(long, default_value = "models/guard-embedded.bin")]
+        out: PathBuf,
+        /// Also run k-fold cross-validation and print per-source figures.
+        #[arg(long)]
+        cv: Option<usize>,
+    },
+}

@@ -1,0 +1,723 @@
+//! Configuration: product files → validated runtime [`Product`]s.
+//!
+//! Two layers (raw serde structs in [`raw`], runtime structs here). Loading never stops at the
+//! first problem: every file is read, every key checked, every referenced wordlist, prompt and
+//! model loaded, and all problems come back at once with file, key and a hint.
+
+pub mod raw;
+
+use crate::backends::embedded::{EmbeddedBackend, EmbeddedModel, BUILTIN_MODEL};
+use crate::backends::moderation::ModerationBackend;
+use crate::backends::openai_chat::{OpenAiChatBackend, Protocol};
+use crate::backends::tei::TeiBackend;
+use crate::backends::{BackendKind, GuardBackend, RemoteTarget};
+use crate::stages::banglish::Lexicon;
+use crate::stages::guard::Thresholds;
+use crate::stages::judge::JudgeClient;
+use crate::stages::signatures::Signatures;
+use crate::verdict::Reply;
+use raw::RawProduct;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One problem found in the configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub file: String,
+    pub key: String,
+    pub message: String,
+    pub hint: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.file, self.key, self.message)?;
+        if !self.hint.is_empty() {
+            write!(f, "\n    hint: {}", self.hint)?;
+        }
+        Ok(())
+    }
+}
+
+/// Every problem in the configuration.
+#[derive(Debug, Clone, thiserror::Error)]
+pub struct ConfigError {
+    pub problems: Vec<Problem>,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{} configuration problem(s):", self.problems.len())?;
+        for p in &self.problems {
+            writeln!(f, "  {p}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Environment overrides that apply to every product (see the README).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// `GUARD_MODEL_URL`
+    pub model_url: Option<String>,
+    /// `GUARD_MODEL_KIND`
+    pub model_kind: Option<String>,
+    /// `GUARD_MODEL_NAME`
+    pub model_name: Option<String>,
+    /// `GUARD_JUDGE_URL`
+    pub judge_url: Option<String>,
+    /// `GUARD_JUDGE_MODEL`
+    pub judge_model: Option<String>,
+}
+
+impl Overrides {
+    pub fn from_env() -> Self {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        Overrides {
+            model_url: var("GUARD_MODEL_URL"),
+            model_kind: var("GUARD_MODEL_KIND"),
+            model_name: var("GUARD_MODEL_NAME"),
+            judge_url: var("GUARD_JUDGE_URL"),
+            judge_model: var("GUARD_JUDGE_MODEL"),
+        }
+    }
+}
+
+/// Cache settings of one product.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheSettings {
+    pub enabled: bool,
+    pub max_entries: u64,
+    pub ttl: Duration,
+}
+
+/// A validated product, ready to screen.
+#[derive(Debug)]
+pub struct Product {
+    pub name: String,
+    pub description: String,
+    /// Content hash of everything this product loaded (and the overrides in force).
+    pub config_rev: String,
+    pub accepts_english: bool,
+    pub accepts_bangla: bool,
+    pub reply: Reply,
+    pub lexicon: Arc<Lexicon>,
+    pub signatures: Arc<Signatures>,
+    pub guard: Arc<dyn GuardBackend>,
+    pub thresholds: Thresholds,
+    pub guard_timeout: Duration,
+    pub judge_prompt: String,
+    pub judge: Option<Arc<JudgeClient>>,
+    pub judge_timeout: Duration,
+    pub cache: CacheSettings,
+}
+
+/// Every product of a configuration directory.
+#[derive(Debug)]
+pub struct ConfigSet {
+    pub dir: PathBuf,
+    pub products: BTreeMap<String, Arc<Product>>,
+}
+
+impl ConfigSet {
+    pub fn product(&self, name: &str) -> Option<&Arc<Product>> {
+        self.products.get(name)
+    }
+}
+
+/// Shared while loading: each file is read once and each compiled list built once, however
+/// many products name it.
+struct Loader<'a> {
+    dir: &'a Path,
+    http: &'a reqwest::Client,
+    problems: Vec<Problem>,
+    files: HashMap<String, Option<Arc<Vec<u8>>>>,
+    lexicons: HashMap<Vec<String>, Option<Arc<Lexicon>>>,
+    signatures: HashMap<Vec<String>, Option<Arc<Signatures>>>,
+    models: HashMap<String, Option<Arc<EmbeddedModel>>>,
+}
+
+impl Loader<'_> {
+    fn problem(
+        &mut self,
+        file: &str,
+        key: &str,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
+        self.problems.push(Problem {
+            file: file.into(),
+            key: key.into(),
+            message: message.into(),
+            hint: hint.into(),
+        });
+    }
+
+    /// Read a file relative to the config dir, once. A missing file is a problem of `owner`.
+    fn read(&mut self, owner: &str, key: &str, rel: &str) -> Option<Arc<Vec<u8>>> {
+        if let Some(cached) = self.files.get(rel).cloned() {
+            if cached.is_none() {
+                self.problem(
+                    owner,
+                    key,
+                    format!("cannot read `{rel}`"),
+                    "see the first report of this file",
+                );
+            }
+            return cached;
+        }
+        let path = self.dir.join(rel);
+        let got = match std::fs::read(&path) {
+            Ok(bytes) => Some(Arc::new(bytes)),
+            Err(e) => {
+                self.problem(
+                    owner,
+                    key,
+                    format!("cannot read `{}`: {e}", path.display()),
+                    "paths are relative to the config directory (--config-dir / GUARD_CONFIG_DIR)",
+                );
+                None
+            }
+        };
+        self.files.insert(rel.to_string(), got.clone());
+        got
+    }
+
+    fn read_text(&mut self, owner: &str, key: &str, rel: &str) -> Option<String> {
+        let bytes = self.read(owner, key, rel)?;
+        match String::from_utf8(bytes.to_vec()) {
+            Ok(s) => Some(s),
+            Err(_) => {
+                self.problem(rel, "-", "not valid UTF-8", "save the file as UTF-8");
+                None
+            }
+        }
+    }
+
+    fn lexicon(&mut self, owner: &str, lang: &raw::RawLanguage) -> Option<Arc<Lexicon>> {
+        let mut paths = vec![
+            lang.english_wordlist.clone(),
+            lang.banglish_wordlist.clone(),
+        ];
+        paths.extend(lang.other_wordlists.iter().cloned());
+        if let Some(l) = self.lexicons.get(&paths) {
+            return l.clone();
+        }
+        let english = self.read_text(owner, "language.english_wordlist", &lang.english_wordlist);
+        let banglish = self.read_text(owner, "language.banglish_wordlist", &lang.banglish_wordlist);
+        let others: Vec<Option<String>> = lang
+            .other_wordlists
+            .iter()
+            .map(|p| self.read_text(owner, "language.other_wordlists", p))
+            .collect();
+        let built = match (english, banglish, others.iter().all(Option::is_some)) {
+            (Some(e), Some(b), true) => {
+                let others: Vec<&str> = others.iter().flatten().map(String::as_str).collect();
+                match Lexicon::parse(&e, &b, &others) {
+                    Ok(l) => Some(Arc::new(l)),
+                    Err((index, err)) => {
+                        let file = paths.get(index).cloned().unwrap_or_default();
+                        self.problem(&file, "-", err.to_string(), "English lines are `word zipf`; other lists one ASCII word per line; `#` starts a comment");
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        self.lexicons.insert(paths, built.clone());
+        built
+    }
+
+    fn signatures(&mut self, owner: &str, paths: &[String]) -> Option<Arc<Signatures>> {
+        if let Some(s) = self.signatures.get(paths) {
+            return s.clone();
+        }
+        let mut lists = Vec::new();
+        for p in paths {
+            let text = self.read_text(owner, "signatures.wordlists", p)?;
+            let name = Path::new(p)
+                .file_stem()
+                .map_or_else(|| p.clone(), |s| s.to_string_lossy().into_owned());
+            lists.push((name, text));
+        }
+        let built = match Signatures::parse(&lists) {
+            Ok(s) => Some(Arc::new(s)),
+            Err((index, err)) => {
+                let file = paths.get(index).cloned().unwrap_or_default();
+                self.problem(
+                    &file,
+                    "-",
+                    err.to_string(),
+                    "one signature per line; `{a|b|}` groups; `#` starts a comment",
+                );
+                None
+            }
+        };
+        self.signatures.insert(paths.to_vec(), built.clone());
+        built
+    }
+
+    fn model(&mut self, owner: &str, rel: &str) -> Option<Arc<EmbeddedModel>> {
+        if let Some(m) = self.models.get(rel) {
+            return m.clone();
+        }
+        let bytes: Arc<Vec<u8>> = if rel.is_empty() {
+            Arc::new(BUILTIN_MODEL.to_vec())
+        } else {
+            self.read(owner, "guard.model_path", rel)?
+        };
+        let built = match EmbeddedModel::from_bytes(&bytes) {
+            Ok(m) => Some(Arc::new(m)),
+            Err(e) => {
+                self.problem(
+                    owner,
+                    "guard.model_path",
+                    e.to_string(),
+                    "rebuild it with `guard train`",
+                );
+                None
+            }
+        };
+        self.models.insert(rel.to_string(), built.clone());
+        built
+    }
+
+    fn api_key(&mut self, owner: &str, key: &str, env: &str) -> Option<String> {
+        if env.is_empty() {
+            return None;
+        }
+        match std::env::var(env) {
+            Ok(v) if !v.is_empty() => Some(v),
+            _ => {
+                self.problem(
+                    owner,
+                    key,
+                    format!("environment variable `{env}` is not set"),
+                    "export it, or remove the key for servers without authentication",
+                );
+                None
+            }
+        }
+    }
+}
+
+/// Load and validate every product in `dir/products/`.
+pub fn load(
+    dir: &Path,
+    overrides: &Overrides,
+    http: &reqwest::Client,
+) -> Result<ConfigSet, ConfigError> {
+    let mut loader = Loader {
+        dir,
+        http,
+        problems: Vec::new(),
+        files: HashMap::new(),
+        lexicons: HashMap::new(),
+        signatures: HashMap::new(),
+        models: HashMap::new(),
+    };
+    check_overrides(&mut loader, overrides);
+    let products_dir = dir.join("products");
+    let mut names: Vec<PathBuf> = match std::fs::read_dir(&products_dir) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect(),
+        Err(e) => {
+            loader.problem(
+                &products_dir.display().to_string(),
+                "-",
+                format!("cannot list products: {e}"),
+                "run from the project root or set --config-dir / GUARD_CONFIG_DIR",
+            );
+            Vec::new()
+        }
+    };
+    names.sort();
+    if names.is_empty() && loader.problems.is_empty() {
+        loader.problem(
+            "products/",
+            "-",
+            "no product files (`*.toml`)",
+            "add products/<name>.toml",
+        );
+    }
+    let mut products = BTreeMap::new();
+    for path in names {
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if let Some(p) = build_product(&mut loader, &name, overrides) {
+            products.insert(name, Arc::new(p));
+        }
+    }
+    if loader.problems.is_empty() {
+        Ok(ConfigSet {
+            dir: dir.to_path_buf(),
+            products,
+        })
+    } else {
+        Err(ConfigError {
+            problems: loader.problems,
+        })
+    }
+}
+
+fn check_overrides(l: &mut Loader<'_>, o: &Overrides) {
+    if o.model_url.is_some() {
+        match o.model_kind.as_deref().map(BackendKind::parse) {
+            None => l.problem(
+                "environment",
+                "GUARD_MODEL_KIND",
+                "GUARD_MODEL_URL is set but GUARD_MODEL_KIND is not",
+                "one of llama_guard_3, qwen3guard, tei, openai_moderation",
+            ),
+            Some(None) | Some(Some(BackendKind::Embedded)) => l.problem(
+                "environment",
+                "GUARD_MODEL_KIND",
+                "unknown remote guard kind",
+                "one of llama_guard_3, qwen3guard, tei, openai_moderation",
+            ),
+            Some(Some(_)) => {}
+        }
+    } else if o.model_kind.is_some() || o.model_name.is_some() {
+        l.problem(
+            "environment",
+            "GUARD_MODEL_URL",
+            "GUARD_MODEL_KIND/GUARD_MODEL_NAME are set but GUARD_MODEL_URL is not",
+            "set all three, or none",
+        );
+    }
+    if o.judge_url.is_some() != o.judge_model.is_some() {
+        l.problem(
+            "environment",
+            "GUARD_JUDGE_URL",
+            "GUARD_JUDGE_URL and GUARD_JUDGE_MODEL go together",
+            "set both, or neither",
+        );
+    }
+}
+
+fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Option<Product> {
+    let file = format!("products/{name}.toml");
+    let text = l.read_text(&file, "-", &file)?;
+    let mut rev = RevHasher::default();
+    rev.add(&file, text.as_bytes());
+    let raw: RawProduct = match toml::from_str(&text) {
+        Ok(r) => r,
+        Err(e) => {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+            let key = line.map_or_else(|| "-".to_string(), |n| format!("line {n}"));
+            l.problem(
+                &file,
+                &key,
+                e.message().trim().to_string(),
+                "see the configuration reference in README.md",
+            );
+            return None;
+        }
+    };
+    let before = l.problems.len();
+
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        l.problem(
+            &file,
+            "-",
+            format!("product name `{name}` must be lower-case letters, digits and `-`"),
+            "rename the file",
+        );
+    }
+    let mut accepts_english = false;
+    let mut accepts_bangla = false;
+    for lang in &raw.languages {
+        match lang.as_str() {
+            "en" => accepts_english = true,
+            "bn" => accepts_bangla = true,
+            other => l.problem(
+                &file,
+                "languages",
+                format!("unsupported language `{other}`"),
+                "the screen supports \"en\" and \"bn\"",
+            ),
+        }
+    }
+    if raw.languages.is_empty() {
+        l.problem(
+            &file,
+            "languages",
+            "no language accepted",
+            "languages = [\"en\", \"bn\"]",
+        );
+    }
+    if raw.reply.en.trim().is_empty() || raw.reply.bn.trim().is_empty() {
+        l.problem(
+            &file,
+            "reply",
+            "both reply.en and reply.bn are required and non-empty",
+            "the fixed reply is shown to every blocked customer",
+        );
+    }
+    let lexicon = l.lexicon(&file, &raw.language);
+    let mut lang_paths = vec![
+        raw.language.english_wordlist.clone(),
+        raw.language.banglish_wordlist.clone(),
+    ];
+    lang_paths.extend(raw.language.other_wordlists.iter().cloned());
+    for p in lang_paths.iter().chain(raw.signatures.wordlists.iter()) {
+        if let Some(Some(bytes)) = l.files.get(p) {
+            rev.add(p, bytes);
+        }
+    }
+    let signatures = l.signatures(&file, &raw.signatures.wordlists);
+    for p in &raw.signatures.wordlists {
+        if let Some(Some(bytes)) = l.files.get(p) {
+            rev.add(p, bytes);
+        }
+    }
+
+    // Guard backend: the environment override wins over the product file.
+    let g = &raw.guard;
+    if !(0.0..=1.0).contains(&g.allow_below)
+        || !(0.0..=1.0).contains(&g.block_at)
+        || g.allow_below > g.block_at
+    {
+        l.problem(
+            &file,
+            "guard.allow_below / guard.block_at",
+            format!(
+                "need 0 <= allow_below ({}) <= block_at ({}) <= 1",
+                g.allow_below, g.block_at
+            ),
+            "e.g. allow_below = 0.5, block_at = 0.9",
+        );
+    }
+    if g.timeout_ms == 0 {
+        l.problem(&file, "guard.timeout_ms", "must be above 0", "e.g. 1500");
+    }
+    let (kind_str, url, model) = match &overrides.model_url {
+        Some(url) => (
+            overrides.model_kind.clone().unwrap_or_default(),
+            url.clone(),
+            overrides.model_name.clone().unwrap_or_default(),
+        ),
+        None => (g.kind.clone(), g.url.clone(), g.model.clone()),
+    };
+    rev.add(
+        "guard",
+        format!(
+            "{kind_str}|{url}|{model}|{}|{}|{}",
+            g.allow_below, g.block_at, g.timeout_ms
+        )
+        .as_bytes(),
+    );
+    let guard: Option<Arc<dyn GuardBackend>> = match BackendKind::parse(&kind_str) {
+        None => {
+            l.problem(
+                &file,
+                "guard.kind",
+                format!("unknown guard kind `{kind_str}`"),
+                "one of embedded, llama_guard_3, qwen3guard, tei, openai_moderation",
+            );
+            None
+        }
+        Some(BackendKind::Embedded) => {
+            let model = l.model(&file, &g.model_path);
+            if let Some(Some(bytes)) = l.files.get(&g.model_path) {
+                rev.add(&g.model_path, bytes);
+            } else if g.model_path.is_empty() {
+                rev.add("builtin-model", BUILTIN_MODEL);
+            }
+            model.map(|m| Arc::new(EmbeddedBackend { model: m }) as Arc<dyn GuardBackend>)
+        }
+        Some(kind) => {
+            if url.is_empty() {
+                l.problem(
+                    &file,
+                    "guard.url",
+                    format!("guard kind `{kind_str}` needs a url"),
+                    "e.g. url = \"http://127.0.0.1:8000/v1\"",
+                );
+            }
+            if model.is_empty() && kind != BackendKind::Tei {
+                l.problem(
+                    &file,
+                    "guard.model",
+                    format!("guard kind `{kind_str}` needs a model name"),
+                    "the name the server serves, e.g. \"meta-llama/Llama-Guard-3-8B\"",
+                );
+            }
+            let api_key = if overrides.model_url.is_some() {
+                std::env::var("GUARD_MODEL_API_KEY").ok()
+            } else {
+                l.api_key(&file, "guard.api_key_env", &g.api_key_env)
+            };
+            let target = RemoteTarget {
+                url,
+                model,
+                api_key,
+            };
+            let http = l.http.clone();
+            Some(match kind {
+                BackendKind::LlamaGuard3 => Arc::new(OpenAiChatBackend {
+                    http,
+                    target,
+                    protocol: Protocol::LlamaGuard3,
+                }) as Arc<dyn GuardBackend>,
+                BackendKind::Qwen3guard => Arc::new(OpenAiChatBackend {
+                    http,
+                    target,
+                    protocol: Protocol::Qwen3Guard,
+                }),
+                BackendKind::Tei => Arc::new(TeiBackend { http, target }),
+                BackendKind::OpenaiModeration | BackendKind::Embedded => {
+                    Arc::new(ModerationBackend { http, target })
+                }
+            })
+        }
+    };
+
+    // Judge.
+    let j = &raw.judge;
+    let judge_prompt = if j.prompt.is_empty() {
+        l.problem(
+            &file,
+            "judge.prompt",
+            "no judge instructions",
+            format!("judge.prompt = \"judge_prompts/{name}.md\""),
+        );
+        String::new()
+    } else {
+        let text = l
+            .read_text(&file, "judge.prompt", &j.prompt)
+            .unwrap_or_default();
+        if text.trim().is_empty() && l.files.get(&j.prompt).is_some_and(Option::is_some) {
+            l.problem(
+                &j.prompt,
+                "-",
+                "the judge instructions are empty",
+                "write what is normal work and what is abuse for this product",
+            );
+        }
+        rev.add(&j.prompt, text.as_bytes());
+        text
+    };
+    if j.timeout_ms == 0 || j.max_tokens == 0 {
+        l.problem(
+            &file,
+            "judge.timeout_ms / judge.max_tokens",
+            "must be above 0",
+            "e.g. timeout_ms = 3000, max_tokens = 200",
+        );
+    }
+    let (judge_url, judge_model) = match (&overrides.judge_url, &overrides.judge_model) {
+        (Some(u), Some(m)) => (u.clone(), m.clone()),
+        _ => (j.url.clone(), j.model.clone()),
+    };
+    rev.add(
+        "judge",
+        format!(
+            "{judge_url}|{judge_model}|{}|{}",
+            j.timeout_ms, j.max_tokens
+        )
+        .as_bytes(),
+    );
+    let judge = if judge_url.is_empty() {
+        None
+    } else {
+        if judge_model.is_empty() {
+            l.problem(
+                &file,
+                "judge.model",
+                "a judge url needs a model name",
+                "the name the chat server serves",
+            );
+        }
+        let api_key = if overrides.judge_url.is_some() {
+            std::env::var("GUARD_JUDGE_API_KEY").ok()
+        } else {
+            l.api_key(&file, "judge.api_key_env", &j.api_key_env)
+        };
+        Some(Arc::new(JudgeClient {
+            http: l.http.clone(),
+            target: RemoteTarget {
+                url: judge_url,
+                model: judge_model,
+                api_key,
+            },
+            max_tokens: j.max_tokens,
+        }))
+    };
+
+    let c = &raw.cache;
+    if c.enabled && (c.max_entries == 0 || c.ttl_secs == 0) {
+        l.problem(
+            &file,
+            "cache.max_entries / cache.ttl_secs",
+            "must be above 0 when the cache is enabled",
+            "or set cache.enabled = false",
+        );
+    }
+    rev.add(
+        "cache",
+        format!("{}|{}|{}", c.enabled, c.max_entries, c.ttl_secs).as_bytes(),
+    );
+
+    if l.problems.len() > before {
+        return None;
+    }
+    Some(Product {
+        name: name.to_string(),
+        description: raw.description,
+        config_rev: rev.finish(),
+        accepts_english,
+        accepts_bangla,
+        reply: Reply {
+            en: raw.reply.en,
+            bn: raw.reply.bn,
+        },
+        lexicon: lexicon?,
+        signatures: signatures?,
+        guard: guard?,
+        thresholds: Thresholds {
+            allow_below: g.allow_below,
+            block_at: g.block_at,
+        },
+        guard_timeout: Duration::from_millis(g.timeout_ms),
+        judge_prompt,
+        judge,
+        judge_timeout: Duration::from_millis(j.timeout_ms),
+        cache: CacheSettings {
+            enabled: c.enabled,
+            max_entries: c.max_entries,
+            ttl: Duration::from_secs(c.ttl_secs),
+        },
+    })
+}
+
+/// Content hash over (name, bytes) pairs, order-sensitive.
+#[derive(Default)]
+struct RevHasher(Vec<u8>);
+
+impl RevHasher {
+    fn add(&mut self, name: &str, bytes: &[u8]) {
+        self.0.extend_from_slice(name.as_bytes());
+        self.0.push(0);
+        self.0
+            .extend_from_slice(crate::text::sha256_hex(bytes).as_bytes());
+        self.0.push(b'\n');
+    }
+
+    fn finish(self) -> String {
+        crate::text::sha256_hex(&self.0)[..16].to_string()
+    }
+}

@@ -1,0 +1,284 @@
+//! Every Prometheus metric of the service, in one place, recorded through named helpers.
+//!
+//! The registry belongs to the app state (not a global), so parallel tests can assert exact
+//! counts. Label values come only from closed sets: the enums' `as_str()`, product names from
+//! the validated configuration, and fixed error codes. Never text, never user ids.
+
+use crate::verdict::{FailMode, Stage, Verdict};
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
+    TextEncoder,
+};
+
+/// Latency buckets from 1 µs to 10 s: the cheap stages live in microseconds, models in
+/// hundreds of milliseconds.
+const LATENCY_BUCKETS: &[f64] = &[
+    0.000_001, 0.000_005, 0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001,
+    0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+#[derive(Clone)]
+pub struct Metrics {
+    pub registry: Registry,
+    verdicts: IntCounterVec,
+    request_seconds: HistogramVec,
+    stage_seconds: HistogramVec,
+    model_calls: IntCounterVec,
+    judge_decisions: IntCounterVec,
+    cache_requests: IntCounterVec,
+    cache_evictions: IntCounterVec,
+    cache_entries: IntGaugeVec,
+    failures: IntCounterVec,
+    in_flight: IntGauge,
+    http_errors: IntCounterVec,
+    config_info: IntGaugeVec,
+    reloads: IntCounterVec,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Metrics")
+    }
+}
+
+fn counter(
+    r: &Registry,
+    name: &str,
+    help: &str,
+    labels: &[&str],
+) -> prometheus::Result<IntCounterVec> {
+    let c = IntCounterVec::new(Opts::new(name, help), labels)?;
+    r.register(Box::new(c.clone()))?;
+    Ok(c)
+}
+
+fn histogram(
+    r: &Registry,
+    name: &str,
+    help: &str,
+    labels: &[&str],
+) -> prometheus::Result<HistogramVec> {
+    let h = HistogramVec::new(
+        HistogramOpts::new(name, help).buckets(LATENCY_BUCKETS.to_vec()),
+        labels,
+    )?;
+    r.register(Box::new(h.clone()))?;
+    Ok(h)
+}
+
+impl Metrics {
+    pub fn new() -> prometheus::Result<Self> {
+        let r = Registry::new();
+        let build = IntGaugeVec::new(
+            Opts::new("guard_build_info", "Build information"),
+            &["version"],
+        )?;
+        r.register(Box::new(build.clone()))?;
+        build.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1);
+        let in_flight = IntGauge::new(
+            "guard_in_flight_requests",
+            "Screen requests being processed",
+        )?;
+        r.register(Box::new(in_flight.clone()))?;
+        let cache_entries = IntGaugeVec::new(
+            Opts::new("guard_cache_entries", "Cached verdicts"),
+            &["product"],
+        )?;
+        r.register(Box::new(cache_entries.clone()))?;
+        let config_info = IntGaugeVec::new(
+            Opts::new(
+                "guard_config_info",
+                "Loaded configuration revision per product",
+            ),
+            &["product", "config_rev"],
+        )?;
+        r.register(Box::new(config_info.clone()))?;
+        Ok(Metrics {
+            verdicts: counter(
+                &r,
+                "guard_verdicts_total",
+                "Verdicts by product, decision, reason and deciding stage",
+                &["product", "decision", "reason", "stage"],
+            )?,
+            request_seconds: histogram(
+                &r,
+                "guard_request_duration_seconds",
+                "Whole screen latency",
+                &["product", "cached"],
+            )?,
+            stage_seconds: histogram(
+                &r,
+                "guard_stage_duration_seconds",
+                "Latency of each stage",
+                &["stage"],
+            )?,
+            model_calls: counter(
+                &r,
+                "guard_model_calls_total",
+                "Guard and judge model calls by backend and outcome",
+                &["backend", "outcome"],
+            )?,
+            judge_decisions: counter(
+                &r,
+                "guard_judge_decisions_total",
+                "Judge outcomes per product",
+                &["product", "decision"],
+            )?,
+            cache_requests: counter(
+                &r,
+                "guard_cache_requests_total",
+                "Cache lookups",
+                &["product", "result"],
+            )?,
+            cache_evictions: counter(
+                &r,
+                "guard_cache_evictions_total",
+                "Cache entries evicted (size or TTL)",
+                &["product"],
+            )?,
+            cache_entries,
+            failures: counter(
+                &r,
+                "guard_fail_total",
+                "Checks that could not answer, by failure policy",
+                &["product", "stage", "mode"],
+            )?,
+            in_flight,
+            http_errors: counter(
+                &r,
+                "guard_http_errors_total",
+                "Error responses by stable error code",
+                &["code"],
+            )?,
+            config_info,
+            reloads: counter(
+                &r,
+                "guard_config_reloads_total",
+                "Configuration reloads",
+                &["result"],
+            )?,
+            registry: r,
+        })
+    }
+
+    pub fn record_verdict(&self, product: &str, v: &Verdict, seconds: f64) {
+        self.verdicts
+            .with_label_values(&[
+                product,
+                v.decision.as_str(),
+                v.reason.as_str(),
+                v.stage.as_str(),
+            ])
+            .inc();
+        self.request_seconds
+            .with_label_values(&[product, if v.cached { "true" } else { "false" }])
+            .observe(seconds);
+    }
+
+    pub fn record_stage(&self, stage: Stage, seconds: f64) {
+        self.stage_seconds
+            .with_label_values(&[stage.as_str()])
+            .observe(seconds);
+    }
+
+    /// `backend` is a [`crate::backends::BackendKind`] name or `judge`; `outcome` is `ok`,
+    /// `timeout`, `error` or `unparsable`.
+    pub fn record_model_call(&self, backend: &'static str, outcome: &'static str) {
+        self.model_calls
+            .with_label_values(&[backend, outcome])
+            .inc();
+    }
+
+    /// `decision`: `allow`, `block`, `unparsable` or `unavailable`.
+    pub fn record_judge(&self, product: &str, decision: &'static str) {
+        self.judge_decisions
+            .with_label_values(&[product, decision])
+            .inc();
+    }
+
+    pub fn record_cache(&self, product: &str, hit: bool) {
+        self.cache_requests
+            .with_label_values(&[product, if hit { "hit" } else { "miss" }])
+            .inc();
+    }
+
+    pub fn record_eviction(&self, product: &str) {
+        self.cache_evictions.with_label_values(&[product]).inc();
+    }
+
+    pub fn set_cache_entries(&self, product: &str, n: u64) {
+        self.cache_entries
+            .with_label_values(&[product])
+            .set(n as i64);
+    }
+
+    pub fn record_failure(&self, product: &str, stage: Stage, mode: FailMode) {
+        self.failures
+            .with_label_values(&[product, stage.as_str(), mode.as_str()])
+            .inc();
+    }
+
+    pub fn in_flight(&self) -> InFlight {
+        self.in_flight.inc();
+        InFlight(self.in_flight.clone())
+    }
+
+    pub fn record_http_error(&self, code: &'static str) {
+        self.http_errors.with_label_values(&[code]).inc();
+    }
+
+    pub fn set_config(&self, products: &[(String, String)]) {
+        self.config_info.reset();
+        for (name, rev) in products {
+            self.config_info.with_label_values(&[name, rev]).set(1);
+        }
+    }
+
+    pub fn record_reload(&self, ok: bool) {
+        self.reloads
+            .with_label_values(&[if ok { "ok" } else { "error" }])
+            .inc();
+    }
+
+    /// The Prometheus text exposition of every metric.
+    pub fn render(&self) -> String {
+        let mut buf = Vec::new();
+        if TextEncoder::new()
+            .encode(&self.registry.gather(), &mut buf)
+            .is_err()
+        {
+            return String::new();
+        }
+        String::from_utf8(buf).unwrap_or_default()
+    }
+
+    /// The current value of a counter, for tests and the load script.
+    pub fn counter_value(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
+        let mut total = 0.0;
+        for family in self.registry.gather() {
+            if family.get_name() != name {
+                continue;
+            }
+            for m in family.get_metric() {
+                let matches = labels.iter().all(|(k, v)| {
+                    m.get_label()
+                        .iter()
+                        .any(|l| l.get_name() == *k && l.get_value() == *v)
+                });
+                if matches {
+                    total += m.get_counter().get_value() + m.get_gauge().get_value();
+                }
+            }
+        }
+        total
+    }
+}
+
+/// Decrements the in-flight gauge when dropped.
+pub struct InFlight(IntGauge);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}

@@ -1,0 +1,196 @@
+//! Thin handlers: read the request, call the screener, answer. Each is a dozen lines.
+
+use super::error::ApiError;
+use super::AppState;
+use actix_web::http::header::{self, HeaderMap};
+use actix_web::{web, HttpRequest, HttpResponse};
+use futures_util::StreamExt;
+use serde::Deserialize;
+use std::time::Instant;
+
+/// The body of `POST /v1/screen`. Unknown fields are ignored (tolerant wire).
+#[derive(Debug, Deserialize)]
+pub struct ScreenRequest {
+    #[serde(default)]
+    pub product: Option<String>,
+    #[serde(default)]
+    pub text: Option<serde_json::Value>,
+    #[serde(default)]
+    pub request_id: Option<serde_json::Value>,
+}
+
+pub async fn screen(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let _in_flight = state.metrics.in_flight();
+    let result = screen_inner(&state, &req, payload).await;
+    if let Err(e) = &result {
+        state.metrics.record_http_error(e.code);
+    }
+    result
+}
+
+async fn screen_inner(
+    state: &AppState,
+    req: &HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    require_json(req.headers())?;
+    let body = read_limited(payload, state.max_body_bytes).await?;
+    let request: ScreenRequest = serde_json::from_slice(&body).map_err(ApiError::malformed_json)?;
+    let (product, text, request_id) = validate(request)?;
+    let started = Instant::now();
+    let screener = state.screener.load_full();
+    let mut verdict = screener
+        .screen(&product, &text)
+        .await
+        .ok_or_else(|| ApiError::unknown_product(&product))?;
+    verdict.request_id = request_id;
+    state.audit.record(
+        &product,
+        &text,
+        &verdict,
+        started.elapsed().as_micros() as u64,
+    );
+    Ok(HttpResponse::Ok().json(verdict))
+}
+
+/// Missing or empty fields are 422 with a code naming the field.
+pub fn validate(r: ScreenRequest) -> Result<(String, String, Option<String>), ApiError> {
+    let product = match r.product {
+        Some(p) if !p.trim().is_empty() => p,
+        _ => {
+            return Err(ApiError::unprocessable(
+                "missing_product",
+                "`product` is required",
+            ))
+        }
+    };
+    let text = match r.text {
+        Some(serde_json::Value::String(t)) if !t.trim().is_empty() => t,
+        Some(serde_json::Value::String(_)) | None | Some(serde_json::Value::Null) => {
+            return Err(ApiError::unprocessable(
+                "missing_text",
+                "`text` is required and must not be empty",
+            ))
+        }
+        Some(_) => {
+            return Err(ApiError::unprocessable(
+                "invalid_text",
+                "`text` must be a string",
+            ))
+        }
+    };
+    let request_id = match r.request_id {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::String(s)) => Some(s.chars().take(128).collect()),
+        Some(serde_json::Value::Number(n)) => Some(n.to_string()),
+        Some(_) => {
+            return Err(ApiError::unprocessable(
+                "invalid_request_id",
+                "`request_id` must be a string or a number",
+            ))
+        }
+    };
+    Ok((product, text, request_id))
+}
+
+fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    let ok = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| {
+            let m = m.trim().to_ascii_lowercase();
+            m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::unsupported_media_type())
+    }
+}
+
+async fn read_limited(mut payload: web::Payload, limit: usize) -> Result<web::BytesMut, ApiError> {
+    let mut body = web::BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| match e {
+            actix_web::error::PayloadError::Overflow => ApiError::payload_too_large(limit),
+            other => ApiError::new(400, "bad_body", format!("could not read the body: {other}")),
+        })?;
+        if body.len() + chunk.len() > limit {
+            return Err(ApiError::payload_too_large(limit));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4; charset=utf-8")
+        .body(state.metrics.render())
+}
+
+pub async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(serde_json::json!({"status": "ok"}))
+}
+
+pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    let screener = state.screener.load();
+    if screener.config.products.is_empty() {
+        return Err(ApiError::unavailable("no products loaded"));
+    }
+    let products: serde_json::Map<String, serde_json::Value> = screener
+        .config
+        .products
+        .values()
+        .map(|p| (p.name.clone(), p.config_rev.clone().into()))
+        .collect();
+    Ok(HttpResponse::Ok().json(serde_json::json!({"status": "ready", "products": products})))
+}
+
+pub async fn reload(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let token = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match (&state.admin_token, token) {
+        (Some(expected), Some(given))
+            if constant_time_eq(expected.as_bytes(), given.as_bytes()) => {}
+        _ => return Err(ApiError::unauthorized()),
+    }
+    match state.reload() {
+        Ok(products) => Ok(HttpResponse::Ok()
+            .json(serde_json::json!({"status": "reloaded", "products": products}))),
+        Err(e) => {
+            let problems: Vec<String> = e.problems.iter().map(ToString::to_string).collect();
+            Ok(HttpResponse::UnprocessableEntity().json(serde_json::json!({
+                "error": {"code": "invalid_config", "message": "the new configuration is invalid; the old one keeps serving", "problems": problems}
+            })))
+        }
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Unknown routes are 404; known routes with the wrong method are 405.
+pub async fn fallback(req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    let allowed = match req.path() {
+        "/v1/screen" | "/admin/reload" => Some("POST"),
+        "/metrics" | "/healthz" | "/readyz" => Some("GET"),
+        _ => None,
+    };
+    Err(match allowed {
+        Some(m) => ApiError::method_not_allowed(m),
+        None => ApiError::not_found(),
+    })
+}

@@ -1,0 +1,113 @@
+//! The HTTP service: one `AppState` built once and shared, the route table, and `create_app`,
+//! used by `guard serve` and by the integration tests alike.
+
+pub mod error;
+pub mod handlers;
+
+use crate::audit::AuditLog;
+use crate::config::{self, ConfigError, Overrides};
+use crate::metrics::Metrics;
+use crate::pipeline::Screener;
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::{web, App};
+use arc_swap::ArcSwap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Default body limit: 64 KiB (`GUARD_MAX_BODY_BYTES` overrides).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024;
+
+pub struct AppState {
+    /// The configuration in force; swapped whole on reload.
+    pub screener: ArcSwap<Screener>,
+    pub metrics: Metrics,
+    pub audit: Arc<AuditLog>,
+    pub config_dir: PathBuf,
+    pub overrides: Overrides,
+    pub http: reqwest::Client,
+    pub max_body_bytes: usize,
+    /// `GUARD_ADMIN_TOKEN`; without it `/admin/reload` refuses everyone.
+    pub admin_token: Option<String>,
+}
+
+/// The one HTTP client for every model call. Per-request deadlines come from each product's
+/// `timeout_ms`; these are outer bounds.
+pub fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(2))
+        .timeout(Duration::from_secs(30))
+        .pool_idle_timeout(Duration::from_secs(60))
+        .build()
+        .unwrap_or_default()
+}
+
+impl AppState {
+    pub fn load(
+        config_dir: PathBuf,
+        overrides: Overrides,
+        audit: AuditLog,
+    ) -> Result<Self, ConfigError> {
+        let metrics = Metrics::new().map_err(|e| ConfigError {
+            problems: vec![config::Problem {
+                file: "metrics".into(),
+                key: "-".into(),
+                message: e.to_string(),
+                hint: String::new(),
+            }],
+        })?;
+        let http = http_client();
+        let set = config::load(&config_dir, &overrides, &http)?;
+        Ok(AppState {
+            screener: ArcSwap::from_pointee(Screener::new(set, metrics.clone())),
+            metrics,
+            audit: Arc::new(audit),
+            config_dir,
+            overrides,
+            http,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            admin_token: std::env::var("GUARD_ADMIN_TOKEN")
+                .ok()
+                .filter(|t| !t.is_empty()),
+        })
+    }
+
+    /// Re-read products, wordlists and prompts. The new configuration replaces the old one only
+    /// when all of it is valid; requests in flight finish on the one they started with.
+    pub fn reload(&self) -> Result<Vec<(String, String)>, ConfigError> {
+        let result = config::load(&self.config_dir, &self.overrides, &self.http);
+        self.metrics.record_reload(result.is_ok());
+        let set = result?;
+        let products = set
+            .products
+            .values()
+            .map(|p| (p.name.clone(), p.config_rev.clone()))
+            .collect();
+        self.screener
+            .store(Arc::new(Screener::new(set, self.metrics.clone())));
+        Ok(products)
+    }
+}
+
+/// The route table.
+pub fn create_app(
+    state: web::Data<AppState>,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    App::new()
+        .app_data(state)
+        .route("/v1/screen", web::post().to(handlers::screen))
+        .route("/metrics", web::get().to(handlers::metrics))
+        .route("/healthz", web::get().to(handlers::healthz))
+        .route("/readyz", web::get().to(handlers::readyz))
+        .route("/admin/reload", web::post().to(handlers::reload))
+        .default_service(web::to(handlers::fallback))
+}

@@ -1,0 +1,118 @@
+//! Stage 5, guard: the product's guard backend scores the question and the product's
+//! thresholds turn its judgement into `safe`, `unsafe` or `borderline`. Timeouts and errors are
+//! not handled here: the pipeline applies the fail-closed policy.
+
+use crate::backends::{Judgement, NativeLabel};
+
+/// Per-product thresholds on P(unsafe).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    /// Below this, safe.
+    pub allow_below: f32,
+    /// At or above this, unsafe. In between: borderline, the judge decides.
+    pub block_at: f32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum GuardEval {
+    Safe {
+        score: Option<f32>,
+    },
+    Unsafe {
+        score: Option<f32>,
+        categories: Vec<String>,
+    },
+    Borderline {
+        score: f32,
+        categories: Vec<String>,
+    },
+}
+
+impl GuardEval {
+    pub fn score(&self) -> Option<f32> {
+        match self {
+            GuardEval::Safe { score } | GuardEval::Unsafe { score, .. } => *score,
+            GuardEval::Borderline { score, .. } => Some(*score),
+        }
+    }
+}
+
+/// The probability band decides when the backend gives one; the native label otherwise.
+/// Qwen3Guard's `Controversial` is always borderline. Categories are kept even when the band
+/// overrides the label (an `unsafe\nS6` at p=0.55 is borderline with S6).
+pub fn apply_thresholds(j: Judgement, t: &Thresholds) -> GuardEval {
+    let categories = j.categories;
+    match (j.label, j.p_unsafe) {
+        (NativeLabel::Controversial, p) => GuardEval::Borderline {
+            score: p.unwrap_or(0.5),
+            categories,
+        },
+        (_, Some(p)) if p >= t.block_at => GuardEval::Unsafe {
+            score: Some(p),
+            categories,
+        },
+        (_, Some(p)) if p < t.allow_below => GuardEval::Safe { score: Some(p) },
+        (_, Some(p)) => GuardEval::Borderline {
+            score: p,
+            categories,
+        },
+        (NativeLabel::Unsafe, None) => GuardEval::Unsafe {
+            score: None,
+            categories,
+        },
+        (NativeLabel::Safe, None) => GuardEval::Safe { score: None },
+        // A score-only backend without a score never gets here (backends always set one);
+        // if one did, the judge decides.
+        (NativeLabel::Score, None) => GuardEval::Borderline {
+            score: 0.5,
+            categories,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threshold_table() {
+        let t = Thresholds {
+            allow_below: 0.3,
+            block_at: 0.8,
+        };
+        let j = |label, p: Option<f32>| Judgement {
+            label,
+            p_unsafe: p,
+            categories: vec!["S6".into()],
+        };
+        let kind = |e: GuardEval| match e {
+            GuardEval::Safe { .. } => "safe",
+            GuardEval::Unsafe { .. } => "unsafe",
+            GuardEval::Borderline { .. } => "borderline",
+        };
+        for (judgement, want) in [
+            (j(NativeLabel::Score, Some(0.1)), "safe"),
+            (j(NativeLabel::Score, Some(0.3)), "borderline"),
+            (j(NativeLabel::Score, Some(0.79)), "borderline"),
+            (j(NativeLabel::Score, Some(0.8)), "unsafe"),
+            (j(NativeLabel::Unsafe, Some(0.55)), "borderline"),
+            (j(NativeLabel::Safe, Some(0.95)), "unsafe"),
+            (j(NativeLabel::Unsafe, None), "unsafe"),
+            (j(NativeLabel::Safe, None), "safe"),
+            (j(NativeLabel::Controversial, None), "borderline"),
+            (j(NativeLabel::Controversial, Some(0.1)), "borderline"),
+        ] {
+            assert_eq!(
+                kind(apply_thresholds(judgement.clone(), &t)),
+                want,
+                "{judgement:?}"
+            );
+        }
+        match apply_thresholds(j(NativeLabel::Unsafe, Some(0.55)), &t) {
+            GuardEval::Borderline { categories, .. } => {
+                assert_eq!(categories, vec!["S6".to_string()])
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! Stage 3, lang_id: only Latin questions the wordlists could not settle reach `whatlang`.
+//!
+//! A reliable non-English answer rejects, and so does a fairly confident one (the wordlists
+//! already found the question not clearly English). So does any answer when the wordlists found little
+//! English in the question (under 60 % of its words) or accented letters in several words:
+//! romanized Tamil or Sindhi is no language whatlang knows, but it is clearly not English.
+//! Everything else passes: the language screen fails open.
+
+use super::banglish::LatinEvidence;
+use whatlang::Lang;
+
+/// A question with a smaller share of English words is not English, whatever whatlang says.
+const MIN_ENGLISH_SHARE: f32 = 0.6;
+/// Whatlang's confidence that is enough to reject when the wordlists, too, found the question
+/// not clearly English (everything that reaches this stage).
+const MIN_CONFIDENCE: f64 = 0.3;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum LangIdEval {
+    /// English, or nothing reliable to say: the question passes.
+    Pass { language: String, detail: String },
+    /// Reliably another language.
+    Reject { language: String, detail: String },
+}
+
+pub fn evaluate(text: &str, evidence: &LatinEvidence) -> LangIdEval {
+    let info = whatlang::detect(text);
+    let (lang, reliable, confidence) = match &info {
+        Some(i) => (Some(i.lang()), i.is_reliable(), i.confidence()),
+        None => (None, false, 0.0),
+    };
+    let detail = format!(
+        "whatlang={} confidence={confidence:.2} reliable={reliable} {}",
+        lang.map_or("none", |l| l.code()),
+        evidence.detail()
+    );
+    let english_share = if evidence.tokens == 0 {
+        1.0
+    } else {
+        evidence.english / evidence.tokens as f32
+    };
+    let little_english = (evidence.tokens >= 1 && english_share < MIN_ENGLISH_SHARE)
+        || evidence.accented >= 2
+        || (evidence.accented >= 1 && evidence.tokens <= 4);
+    match lang {
+        Some(Lang::Eng) if !little_english => LangIdEval::Pass {
+            language: "en".into(),
+            detail,
+        },
+        Some(l)
+            if l != Lang::Eng && (reliable || little_english || confidence >= MIN_CONFIDENCE) =>
+        {
+            LangIdEval::Reject {
+                language: bcp47(l).to_string(),
+                detail,
+            }
+        }
+        None | Some(Lang::Eng) if little_english => LangIdEval::Reject {
+            language: "und".into(),
+            detail,
+        },
+        _ => LangIdEval::Pass {
+            language: "und".into(),
+            detail,
+        },
+    }
+}
+
+/// whatlang speaks ISO 639-3; the verdict speaks BCP-47, which prefers the two-letter code.
+pub fn bcp47(lang: Lang) -> &'static str {
+    match lang {
+        Lang::Eng => "en",
+        Lang::Ben => "bn",
+        Lang::Hin => "hi",
+        Lang::Urd => "ur",
+        Lang::Ara => "ar",
+        Lang::Pes => "fa",
+        Lang::Spa => "es",
+        Lang::Por => "pt",
+        Lang::Fra => "fr",
+        Lang::Deu => "de",
+        Lang::Ita => "it",
+        Lang::Nld => "nl",
+        Lang::Rus => "ru",
+        Lang::Ukr => "uk",
+        Lang::Bul => "bg",
+        Lang::Srp => "sr",
+        Lang::Bel => "be",
+        Lang::Mkd => "mk",
+        Lang::Cmn => "zh",
+        Lang::Jpn => "ja",
+        Lang::Kor => "ko",
+        Lang::Ind => "id",
+        Lang::Tur => "tr",
+        Lang::Vie => "vi",
+        Lang::Tgl => "tl",
+        Lang::Swe => "sv",
+        Lang::Dan => "da",
+        Lang::Nob => "nb",
+        Lang::Fin => "fi",
+        Lang::Pol => "pl",
+        Lang::Ces => "cs",
+        Lang::Slk => "sk",
+        Lang::Slv => "sl",
+        Lang::Hrv => "hr",
+        Lang::Hun => "hu",
+        Lang::Ron => "ro",
+        Lang::Lit => "lt",
+        Lang::Lav => "lv",
+        Lang::Est => "et",
+        Lang::Ell => "el",
+        Lang::Heb => "he",
+        Lang::Tam => "ta",
+        Lang::Tel => "te",
+        Lang::Kan => "kn",
+        Lang::Mal => "ml",
+        Lang::Mar => "mr",
+        Lang::Guj => "gu",
+        Lang::Pan => "pa",
+        Lang::Sin => "si",
+        Lang::Nep => "ne",
+        Lang::Tha => "th",
+        Lang::Khm => "km",
+        Lang::Mya => "my",
+        Lang::Amh => "am",
+        Lang::Afr => "af",
+        Lang::Zul => "zu",
+        Lang::Aka => "ak",
+        Lang::Epo => "eo",
+        Lang::Lat => "la",
+        Lang::Cat => "ca",
+        Lang::Aze => "az",
+        Lang::Uzb => "uz",
+        Lang::Kat => "ka",
+        Lang::Hye => "hy",
+        Lang::Yid => "yi",
+        Lang::Sna => "sn",
+        Lang::Jav => "jv",
+        Lang::Ori => "or",
+        Lang::Tuk => "tk",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(tokens: u32, english: f32) -> LatinEvidence {
+        LatinEvidence {
+            tokens,
+            english,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn lang_id_table() {
+        let cases: [(&str, LatinEvidence, &str); 5] = [
+            (
+                "Y así mismo, aunque no son tan ágiles en el suelo como el vampiro común, son muy competentes.",
+                ev(16, 1.0),
+                "reject:es",
+            ),
+            ("The quick brown fox jumps over the lazy dog near the river bank.", ev(12, 12.0), "pass:en"),
+            // Short and unsure: fails open.
+            ("ok", ev(1, 1.0), "pass"),
+            // Whatlang unsure, but almost no English in a long question.
+            ("vanakkam nanban eppadi irukkinga saptingala", ev(5, 0.0), "reject"),
+            // No English word at all: not English, even if whatlang cannot say what it is.
+            ("Hola", ev(1, 0.0), "reject"),
+        ];
+        for (text, evidence, want) in cases {
+            let got = match evaluate(text, &evidence) {
+                LangIdEval::Pass { language, .. } => format!("pass:{language}"),
+                LangIdEval::Reject { language, .. } => format!("reject:{language}"),
+            };
+            assert!(
+                got.starts_with(want),
+                "text {text:?}: got {got}, want {want}"
+            );
+        }
+    }
+}

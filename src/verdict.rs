@@ -1,0 +1,208 @@
+//! The verdict: what every screen returns, on the wire and in the audit log.
+//!
+//! The JSON shape is a stable contract (see `ARCHITECTURE.md`): clients, dashboards and eval
+//! suites depend on the field names and on the closed sets of `stage`, `reason` and `outcome`.
+//! Every closed set here is an enum with `as_str()`, so metric labels can only come from them.
+
+use serde::{Deserialize, Serialize};
+
+/// The six stages of the pipeline, plus `Pipeline` for "everything passed".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    Script,
+    Banglish,
+    LangId,
+    Signatures,
+    Guard,
+    Judge,
+    Pipeline,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 7] = [
+        Stage::Script,
+        Stage::Banglish,
+        Stage::LangId,
+        Stage::Signatures,
+        Stage::Guard,
+        Stage::Judge,
+        Stage::Pipeline,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Script => "script",
+            Stage::Banglish => "banglish",
+            Stage::LangId => "lang_id",
+            Stage::Signatures => "signatures",
+            Stage::Guard => "guard",
+            Stage::Judge => "judge",
+            Stage::Pipeline => "pipeline",
+        }
+    }
+
+    /// Language stages fail open, safety stages fail closed.
+    pub fn is_language(self) -> bool {
+        matches!(self, Stage::Script | Stage::Banglish | Stage::LangId)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    Allow,
+    Block,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Block => "block",
+        }
+    }
+}
+
+/// Stable reason codes. Adding one is a contract change; renaming one breaks clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    Passed,
+    JudgeAllowed,
+    UnsupportedLanguage,
+    PromptInjection,
+    Unsafe,
+    JudgeBlocked,
+    GuardUnavailable,
+    JudgeUnavailable,
+}
+
+impl Reason {
+    pub const ALL: [Reason; 8] = [
+        Reason::Passed,
+        Reason::JudgeAllowed,
+        Reason::UnsupportedLanguage,
+        Reason::PromptInjection,
+        Reason::Unsafe,
+        Reason::JudgeBlocked,
+        Reason::GuardUnavailable,
+        Reason::JudgeUnavailable,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Passed => "passed",
+            Reason::JudgeAllowed => "judge_allowed",
+            Reason::UnsupportedLanguage => "unsupported_language",
+            Reason::PromptInjection => "prompt_injection",
+            Reason::Unsafe => "unsafe",
+            Reason::JudgeBlocked => "judge_blocked",
+            Reason::GuardUnavailable => "guard_unavailable",
+            Reason::JudgeUnavailable => "judge_unavailable",
+        }
+    }
+
+    pub fn decision(self) -> Decision {
+        match self {
+            Reason::Passed | Reason::JudgeAllowed => Decision::Allow,
+            _ => Decision::Block,
+        }
+    }
+}
+
+/// What one stage did, as recorded in the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The stage let the question go on (or decided it is acceptable).
+    Pass,
+    /// The stage decided the question is acceptable and later language stages are skipped.
+    Accept,
+    /// The stage decided to block.
+    Block,
+    /// The guard was unsure; the judge decides.
+    Borderline,
+    /// A language check could not run or answer; the question passed anyway.
+    FailOpen,
+    /// A safety check could not run or answer; the question was blocked.
+    FailClosed,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Accept => "accept",
+            Outcome::Block => "block",
+            Outcome::Borderline => "borderline",
+            Outcome::FailOpen => "fail_open",
+            Outcome::FailClosed => "fail_closed",
+        }
+    }
+}
+
+/// How a verdict came about when a check could not answer. Never cached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailMode {
+    Open,
+    Closed,
+}
+
+impl FailMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailMode::Open => "open",
+            FailMode::Closed => "closed",
+        }
+    }
+}
+
+/// One line of the trace: which stage ran, what it concluded and how long it took.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceEntry {
+    pub stage: Stage,
+    pub outcome: Outcome,
+    pub micros: u64,
+    /// Short machine-readable detail (never the screened text): e.g. `"letters bn=12 latn=3"`,
+    /// `"signature injection-en:ignore previous instructions"`, `"p_unsafe=0.42"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// The fixed reply a blocked question gets, in both languages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reply {
+    pub en: String,
+    pub bn: String,
+}
+
+/// The wire verdict of `POST /v1/screen` and `guard screen`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub decision: Decision,
+    pub reason: Reason,
+    pub stage: Stage,
+    pub language: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<Reply>,
+    pub categories: Vec<String>,
+    pub score: Option<f32>,
+    pub cached: bool,
+    /// `open` / `closed` when a check could not answer and the failure policy decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_mode: Option<FailMode>,
+    pub config_rev: String,
+    /// The caller's `request_id` (HTTP) or `id` (JSON lines), echoed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    pub trace: Vec<TraceEntry>,
+}
+
+impl Verdict {
+    /// Whole-request time as the sum of the stage timings.
+    pub fn total_micros(&self) -> u64 {
+        self.trace.iter().map(|t| t.micros).sum()
+    }
+}

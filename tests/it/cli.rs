@@ -1,0 +1,141 @@
+//! The `guard` binary: `screen --jsonl` keeps order, echoes ids and survives bad lines;
+//! `check-config` reports every problem at once.
+
+use crate::harness::{repo_root, TempConfig};
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn guard() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_guard"));
+    c.current_dir(repo_root());
+    c.env_remove("GUARD_MODEL_URL")
+        .env_remove("GUARD_JUDGE_URL")
+        .env_remove("GUARD_CONFIG_DIR");
+    c
+}
+
+#[test]
+fn screen_one_question() {
+    let out = guard()
+        .args([
+            "screen",
+            "--product",
+            "wallet-assistant",
+            "amar card block kore den",
+        ])
+        .output();
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => panic!("{e}"),
+    };
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert_eq!(v["reason"], "unsupported_language");
+    assert_eq!(v["language"], "bn-Latn");
+}
+
+#[test]
+fn jsonl_keeps_order_echoes_ids_and_reports_bad_lines() {
+    let child = guard()
+        .args(["screen", "--product", "wallet-assistant", "--jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
+    };
+    let input = concat!(
+        "{\"id\": 1, \"text\": \"block my card\"}\n",
+        "this is not json\n",
+        "{\"id\": \"x\", \"text\": \"amar taka kothay gelo\"}\n",
+        "{\"id\": 3}\n",
+        "{\"text\": \"আমার কার্ড হারিয়ে গেছে\"}\n",
+    );
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(input.as_bytes()).ok();
+    }
+    let out = match child.wait_with_output() {
+        Ok(o) => o,
+        Err(e) => panic!("{e}"),
+    };
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_default())
+        .collect();
+    assert_eq!(lines.len(), 5);
+    assert_eq!(
+        (lines[0]["id"].clone(), lines[0]["decision"].clone()),
+        (serde_json::json!(1), serde_json::json!("allow"))
+    );
+    assert_eq!(lines[1]["error"]["code"], "malformed_json");
+    assert_eq!(
+        (lines[2]["id"].clone(), lines[2]["language"].clone()),
+        (serde_json::json!("x"), serde_json::json!("bn-Latn"))
+    );
+    assert_eq!(
+        (lines[3]["id"].clone(), lines[3]["error"]["code"].clone()),
+        (serde_json::json!(3), serde_json::json!("missing_text"))
+    );
+    assert_eq!(lines[4]["language"], "bn");
+}
+
+#[test]
+fn check_config_ok_on_the_shipped_configuration() {
+    let out = match guard().arg("check-config").output() {
+        Ok(o) => o,
+        Err(e) => panic!("{e}"),
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("bank-operator") && text.contains("wallet-assistant"),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_config_reports_every_problem_at_once() {
+    let cfg = TempConfig::new(|name, text| match name {
+        "bank-operator" => text
+            .replace("[cache]", "[cache]\nmax_entrys = 5")
+            .replace("timeout_ms = 1500", "timeout_ms = 0"),
+        _ => text
+            .replace(
+                "languages = [\"en\", \"bn\"]",
+                "languages = [\"en\", \"fr\"]",
+            )
+            .replace(
+                "judge_prompts/wallet-assistant.md",
+                "judge_prompts/missing.md",
+            ),
+    });
+    let out = match guard()
+        .args([
+            "--config-dir",
+            &cfg.path().display().to_string(),
+            "check-config",
+        ])
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    for needle in [
+        "products/bank-operator.toml",
+        "unknown field `max_entrys`",
+        "products/wallet-assistant.toml",
+        "unsupported language `fr`",
+        "judge_prompts/missing.md",
+        "hint:",
+    ] {
+        assert!(err.contains(needle), "missing {needle:?} in:\n{err}");
+    }
+}

@@ -1,0 +1,128 @@
+//! Shared test harness: the app on the shipped configuration, or on a temporary copy of it with
+//! product settings replaced (to point a product at a mock model server).
+
+use actix_web::dev::{Service, ServiceResponse};
+use actix_web::{test, web};
+use guard::audit::{AuditLog, AuditSink};
+use guard::config::Overrides;
+use guard::server::{create_app, AppState};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn memory_audit() -> AuditLog {
+    AuditLog::new(
+        Some(b"test-key".to_vec()),
+        AuditSink::Memory(Mutex::new(Vec::new())),
+    )
+}
+
+/// App state over the shipped configuration.
+pub fn shipped_state() -> web::Data<AppState> {
+    state_for(&repo_root(), Overrides::default())
+}
+
+pub fn state_for(dir: &Path, overrides: Overrides) -> web::Data<AppState> {
+    match AppState::load(dir.to_path_buf(), overrides, memory_audit()) {
+        Ok(s) => web::Data::new(s),
+        Err(e) => panic!("config did not load: {e}"),
+    }
+}
+
+/// A temporary config dir: the shipped wordlists, prompts and products, with `edit` applied to
+/// each product file's text.
+pub struct TempConfig {
+    pub dir: tempfile::TempDir,
+}
+
+impl TempConfig {
+    pub fn new(edit: impl Fn(&str, String) -> String) -> Self {
+        let dir = match tempfile::tempdir() {
+            Ok(d) => d,
+            Err(e) => panic!("tempdir: {e}"),
+        };
+        let root = repo_root();
+        for sub in ["wordlists", "judge_prompts", "models"] {
+            copy_dir(&root.join(sub), &dir.path().join(sub));
+        }
+        let products = dir.path().join("products");
+        std::fs::create_dir_all(&products).ok();
+        for name in ["bank-operator", "wallet-assistant"] {
+            let text = std::fs::read_to_string(root.join(format!("products/{name}.toml")))
+                .unwrap_or_default();
+            std::fs::write(products.join(format!("{name}.toml")), edit(name, text)).ok();
+        }
+        TempConfig { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        std::fs::write(self.dir.path().join(rel), text).ok();
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).ok();
+    if let Ok(entries) = std::fs::read_dir(from) {
+        for e in entries.flatten() {
+            std::fs::copy(e.path(), to.join(e.file_name())).ok();
+        }
+    }
+}
+
+/// Replace the whole `[guard]` table of a product file.
+pub fn with_guard(text: String, guard_table: &str) -> String {
+    replace_table(text, "guard", guard_table)
+}
+
+#[allow(dead_code)] // used by the judge tests
+pub fn with_judge(text: String, judge_table: &str) -> String {
+    replace_table(text, "judge", judge_table)
+}
+
+pub fn replace_table(text: String, table: &str, body: &str) -> String {
+    let header = format!("[{table}]");
+    let Some(start) = text.find(&header) else {
+        return format!("{text}\n{header}\n{body}\n");
+    };
+    let rest = &text[start + header.len()..];
+    let end = rest
+        .find("\n[")
+        .map_or(text.len(), |i| start + header.len() + i + 1);
+    format!("{}{header}\n{body}\n{}", &text[..start], &text[end..])
+}
+
+/// POST /v1/screen with a JSON body; returns status and JSON.
+pub async fn screen<S, B>(app: &S, body: serde_json::Value) -> (u16, serde_json::Value)
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: actix_web::body::MessageBody,
+{
+    let req = test::TestRequest::post()
+        .uri("/v1/screen")
+        .set_json(body)
+        .to_request();
+    let resp = test::call_service(app, req).await;
+    let status = resp.status().as_u16();
+    let bytes = test::read_body(resp).await;
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+    )
+}
+
+pub async fn app_for(
+    state: web::Data<AppState>,
+) -> impl Service<
+    actix_http::Request,
+    Response = ServiceResponse<impl actix_web::body::MessageBody>,
+    Error = actix_web::Error,
+> {
+    test::init_service(create_app(state)).await
+}

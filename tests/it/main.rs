@@ -1,0 +1,9 @@
+//! The integration tests: one binary, one shared harness. The app runs in-process through
+//! `create_app`; model servers are local wiremock servers on 127.0.0.1.
+
+mod harness;
+
+mod api;
+mod cli;
+mod config;
+mod props;
