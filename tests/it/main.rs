@@ -4,6 +4,7 @@
 mod harness;
 
 mod api;
+mod backends;
 mod cli;
 mod config;
 mod props;

@@ -1,0 +1,44 @@
+//! Signatures plus the embedded guard model on a ~100-character question, English and Bangla:
+//! the CPU-local part of the safety screen. Run: `cargo bench --bench safety`.
+
+use guard::config::{load, ConfigSet, Overrides};
+use std::path::Path;
+use std::sync::OnceLock;
+
+fn main() {
+    divan::main();
+}
+
+fn config() -> &'static ConfigSet {
+    static C: OnceLock<ConfigSet> = OnceLock::new();
+    C.get_or_init(|| {
+        match load(
+            Path::new(env!("CARGO_MANIFEST_DIR")),
+            &Overrides::default(),
+            &reqwest::Client::new(),
+        ) {
+            Ok(c) => c,
+            Err(e) => panic!("{e}"),
+        }
+    })
+}
+
+const EN: &str = "I transferred money to my savings account yesterday but the balance still shows the old amount.";
+const BN: &str =
+    "গতকাল আমি আমার সঞ্চয়ী হিসাবে টাকা পাঠিয়েছি কিন্তু ব্যালেন্সে এখনও পুরোনো অংকটাই দেখাচ্ছে, কী করব?";
+
+#[divan::bench(args = ["en_100", "bn_100"])]
+fn signatures_and_model(bencher: divan::Bencher, case: &str) {
+    let text = if case == "en_100" { EN } else { BN };
+    let p = &config().products["wallet-assistant"];
+    let model = match guard::backends::embedded::EmbeddedModel::from_bytes(
+        guard::backends::embedded::BUILTIN_MODEL,
+    ) {
+        Ok(m) => m,
+        Err(e) => panic!("{e}"),
+    };
+    bencher.bench(|| {
+        let hit = p.signatures.evaluate(divan::black_box(text)).is_some();
+        (hit, model.score(divan::black_box(text)))
+    });
+}
