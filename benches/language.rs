@@ -2,27 +2,12 @@
 //! (~1,000 character) questions in each script, on the shipped wordlists. Run:
 //! `cargo bench --bench language`.
 
-use guard::config::{load, ConfigSet, Overrides};
+mod common;
+use common::config;
 use guard::stages::{banglish, lang_id, script};
-use std::path::Path;
-use std::sync::OnceLock;
 
 fn main() {
     divan::main();
-}
-
-fn config() -> &'static ConfigSet {
-    static C: OnceLock<ConfigSet> = OnceLock::new();
-    C.get_or_init(|| {
-        match load(
-            Path::new(env!("CARGO_MANIFEST_DIR")),
-            &Overrides::default(),
-            &reqwest::Client::new(),
-        ) {
-            Ok(c) => c,
-            Err(e) => panic!("{e}"),
-        }
-    })
 }
 
 const EN_SHORT: &str = "Why was my card declined today?";

@@ -1,26 +1,11 @@
 //! Signatures plus the embedded guard model on a ~100-character question, English and Bangla:
 //! the CPU-local part of the safety screen. Run: `cargo bench --bench safety`.
 
-use guard::config::{load, ConfigSet, Overrides};
-use std::path::Path;
-use std::sync::OnceLock;
+mod common;
+use common::config;
 
 fn main() {
     divan::main();
-}
-
-fn config() -> &'static ConfigSet {
-    static C: OnceLock<ConfigSet> = OnceLock::new();
-    C.get_or_init(|| {
-        match load(
-            Path::new(env!("CARGO_MANIFEST_DIR")),
-            &Overrides::default(),
-            &reqwest::Client::new(),
-        ) {
-            Ok(c) => c,
-            Err(e) => panic!("{e}"),
-        }
-    })
 }
 
 const EN: &str = "I transferred money to my savings account yesterday but the balance still shows the old amount.";

@@ -14,9 +14,14 @@ use unicode_normalization::UnicodeNormalization;
 /// this same form, and remote models receive this form too. NFC only merges canonically
 /// equivalent code points, which render identically. Case is kept: a remote model may read it.
 pub fn normalise(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+    collapse_whitespace(text.nfc(), text.len())
+}
+
+/// Trim and collapse every whitespace run to one ASCII space.
+fn collapse_whitespace(chars: impl Iterator<Item = char>, capacity: usize) -> String {
+    let mut out = String::with_capacity(capacity);
     let mut pending_space = false;
-    for c in text.nfc() {
+    for c in chars {
         if c.is_whitespace() {
             pending_space = !out.is_empty();
             continue;
@@ -100,23 +105,12 @@ pub fn unconfuse(c: char) -> char {
 /// removed, confusables mapped, whitespace collapsed. Bangla keeps its letters; only the joiners
 /// go, and the signature lists are folded the same way, so Bangla patterns still match Bangla.
 pub fn fold_for_matching(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut pending_space = false;
-    for c in text.nfkc().flat_map(char::to_lowercase) {
-        if is_invisible(c) {
-            continue;
-        }
-        if c.is_whitespace() {
-            pending_space = !out.is_empty();
-            continue;
-        }
-        if pending_space {
-            out.push(' ');
-            pending_space = false;
-        }
-        out.push(unconfuse(c));
-    }
-    out
+    let folded = text
+        .nfkc()
+        .flat_map(char::to_lowercase)
+        .filter(|c| !is_invisible(*c))
+        .map(unconfuse);
+    collapse_whitespace(folded, text.len())
 }
 
 /// The folded copy with every non-letter removed: "i g n o r e  p r e v i o u s" and
