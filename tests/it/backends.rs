@@ -26,6 +26,23 @@ async fn verdict(cfg: &TempConfig, text: &str) -> serde_json::Value {
         .1
 }
 
+/// The mock answers every POST (to `route`, when given) with `template`.
+async fn answer(server: &MockServer, route: Option<&str>, template: ResponseTemplate) {
+    let mock = Mock::given(method("POST"));
+    match route {
+        Some(r) => mock.and(path(r)).respond_with(template).mount(server).await,
+        None => mock.respond_with(template).mount(server).await,
+    }
+}
+
+/// The reason of an everyday question's verdict.
+async fn reason(cfg: &TempConfig) -> String {
+    verdict(cfg, "how do I check my balance").await["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
 fn chat(content: &str) -> serde_json::Value {
     json!({"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]})
 }
@@ -38,15 +55,13 @@ fn llama_guard(url: &str, timeout_ms: u64) -> String {
 async fn llama_guard_answers() {
     let server = MockServer::start().await;
     let cfg = config_with(llama_guard(&server.uri(), 2000));
-    for (answer, reason, stage) in [
+    let logprobs = json!({"choices": [{"message": {"content": "safe"}, "logprobs": {"content": [
+        {"token": "safe", "logprob": -0.9, "top_logprobs": [{"token": "safe", "logprob": -0.9}, {"token": "unsafe", "logprob": -0.5}]}]}}]});
+    for (body, want_reason, want_stage) in [
         (chat("\n\nunsafe\nS2"), "unsafe", "guard"),
         (chat("safe"), "passed", "pipeline"),
-        (
-            json!({"choices": [{"message": {"content": "safe"}, "logprobs": {"content": [
-            {"token": "safe", "logprob": -0.9, "top_logprobs": [{"token": "safe", "logprob": -0.9}, {"token": "unsafe", "logprob": -0.5}]}]}}]}),
-            "judge_unavailable",
-            "judge",
-        ),
+        // P(unsafe) = 0.6 from the logprobs: borderline, and no judge is configured.
+        (logprobs, "judge_unavailable", "judge"),
         (
             chat("I cannot help with that"),
             "guard_unavailable",
@@ -55,16 +70,17 @@ async fn llama_guard_answers() {
         (json!({"unexpected": true}), "guard_unavailable", "guard"),
     ] {
         server.reset().await;
-        Mock::given(method("POST"))
-            .and(path("/v1/chat/completions"))
-            .respond_with(ResponseTemplate::new(200).set_body_json(answer.clone()))
-            .mount(&server)
-            .await;
+        answer(
+            &server,
+            Some("/v1/chat/completions"),
+            ResponseTemplate::new(200).set_body_json(body.clone()),
+        )
+        .await;
         let v = verdict(&cfg, "how do I check my balance").await;
         assert_eq!(
             (v["reason"].as_str(), v["stage"].as_str()),
-            (Some(reason), Some(stage)),
-            "{answer} -> {v}"
+            (Some(want_reason), Some(want_stage)),
+            "{body} -> {v}"
         );
     }
 }
@@ -73,10 +89,7 @@ async fn llama_guard_answers() {
 async fn http_errors_garbage_and_refused_connections_fail_closed() {
     let server = MockServer::start().await;
     let cfg = config_with(llama_guard(&server.uri(), 2000));
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(500))
-        .mount(&server)
-        .await;
+    answer(&server, None, ResponseTemplate::new(500)).await;
     let v = verdict(&cfg, "how do I check my balance").await;
     assert_eq!(
         (v["reason"].as_str(), v["fail_mode"].as_str()),
@@ -84,18 +97,16 @@ async fn http_errors_garbage_and_refused_connections_fail_closed() {
         "{v}"
     );
     server.reset().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_string("<html>oops"))
-        .mount(&server)
-        .await;
-    assert_eq!(
-        verdict(&cfg, "how do I check my balance").await["reason"],
-        "guard_unavailable"
-    );
+    answer(
+        &server,
+        None,
+        ResponseTemplate::new(200).set_body_string("<html>oops"),
+    )
+    .await;
+    assert_eq!(reason(&cfg).await, "guard_unavailable");
     // Nothing listens on port 9 of loopback.
-    let cfg = config_with(llama_guard("http://127.0.0.1:9", 2000));
     assert_eq!(
-        verdict(&cfg, "how do I check my balance").await["reason"],
+        reason(&config_with(llama_guard("http://127.0.0.1:9", 2000))).await,
         "guard_unavailable"
     );
 }
@@ -103,14 +114,14 @@ async fn http_errors_garbage_and_refused_connections_fail_closed() {
 #[actix_web::test]
 async fn a_slow_guard_blocks_within_its_timeout() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_json(chat("safe"))
-                .set_delay(Duration::from_secs(5)),
-        )
-        .mount(&server)
-        .await;
+    answer(
+        &server,
+        None,
+        ResponseTemplate::new(200)
+            .set_body_json(chat("safe"))
+            .set_delay(Duration::from_secs(5)),
+    )
+    .await;
     let cfg = config_with(llama_guard(&server.uri(), 200));
     let app = app_for(state_for(cfg.path(), Overrides::default())).await;
     let started = Instant::now();
@@ -128,12 +139,13 @@ async fn a_slow_guard_blocks_within_its_timeout() {
 #[actix_web::test]
 async fn qwen3guard_controversial_is_borderline() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(chat(
-            "Safety: Controversial\nCategories: Politically Sensitive Topics",
-        )))
-        .mount(&server)
-        .await;
+    let body = chat("Safety: Controversial\nCategories: Politically Sensitive Topics");
+    answer(
+        &server,
+        None,
+        ResponseTemplate::new(200).set_body_json(body),
+    )
+    .await;
     let cfg = config_with(format!(
         "kind = \"qwen3guard\"\nurl = \"{}/v1\"\nmodel = \"Qwen/Qwen3Guard-Gen-4B\"",
         server.uri()
@@ -152,36 +164,45 @@ async fn qwen3guard_controversial_is_borderline() {
 #[actix_web::test]
 async fn tei_and_moderation_scores() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/predict"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(
-            json!([[{"label": "MALICIOUS", "score": 0.97}, {"label": "BENIGN", "score": 0.03}]]),
-        ))
-        .mount(&server)
-        .await;
-    Mock::given(method("POST")).and(path("/v1/moderations")).respond_with(ResponseTemplate::new(200).set_body_json(json!({"results": [{"flagged": false, "categories": {"violence": false}, "category_scores": {"violence": 0.01, "hate": 0.02}}]}))).mount(&server).await;
-    let cfg = config_with(format!("kind = \"tei\"\nurl = \"{}\"", server.uri()));
+    let predict =
+        json!([[{"label": "MALICIOUS", "score": 0.97}, {"label": "BENIGN", "score": 0.03}]]);
+    answer(
+        &server,
+        Some("/predict"),
+        ResponseTemplate::new(200).set_body_json(predict),
+    )
+    .await;
+    let moderation = json!({"results": [{"flagged": false, "categories": {"violence": false}, "category_scores": {"violence": 0.01, "hate": 0.02}}]});
+    answer(
+        &server,
+        Some("/v1/moderations"),
+        ResponseTemplate::new(200).set_body_json(moderation),
+    )
+    .await;
     assert_eq!(
-        verdict(&cfg, "how do I check my balance").await["reason"],
+        reason(&config_with(format!(
+            "kind = \"tei\"\nurl = \"{}\"",
+            server.uri()
+        )))
+        .await,
         "unsafe"
     );
     let cfg = config_with(format!(
         "kind = \"openai_moderation\"\nurl = \"{}/v1\"\nmodel = \"omni-moderation-latest\"",
         server.uri()
     ));
-    assert_eq!(
-        verdict(&cfg, "how do I check my balance").await["reason"],
-        "passed"
-    );
+    assert_eq!(reason(&cfg).await, "passed");
 }
 
 #[actix_web::test]
 async fn card_numbers_never_leave_in_clear() {
     let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(chat("safe")))
-        .mount(&server)
-        .await;
+    answer(
+        &server,
+        None,
+        ResponseTemplate::new(200).set_body_json(chat("safe")),
+    )
+    .await;
     let cfg = config_with(llama_guard(&server.uri(), 2000));
     let v = verdict(&cfg, "why was card 4111 1111 1111 1111 declined").await;
     assert_eq!(v["reason"], "passed", "{v}");
