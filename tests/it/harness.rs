@@ -81,7 +81,6 @@ pub fn with_guard(text: String, guard_table: &str) -> String {
     replace_table(text, "guard", guard_table)
 }
 
-#[allow(dead_code)] // used by the judge tests
 pub fn with_judge(text: String, judge_table: &str) -> String {
     replace_table(text, "judge", judge_table)
 }

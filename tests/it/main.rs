@@ -7,4 +7,5 @@ mod api;
 mod backends;
 mod cli;
 mod config;
+mod judge;
 mod props;
