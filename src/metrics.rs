@@ -20,6 +20,9 @@ const LATENCY_BUCKETS: &[f64] = &[
 #[derive(Clone)]
 pub struct Metrics {
     pub registry: Registry,
+    /// `GUARD_METRICS=off` turns recording off (to measure what metrics cost); `/metrics` then
+    /// shows only build and config info.
+    enabled: bool,
     verdicts: IntCounterVec,
     request_seconds: HistogramVec,
     stage_seconds: HistogramVec,
@@ -68,6 +71,10 @@ fn histogram(
 
 impl Metrics {
     pub fn new() -> prometheus::Result<Self> {
+        Self::with_recording(std::env::var("GUARD_METRICS").map_or(true, |v| v != "off"))
+    }
+
+    pub fn with_recording(enabled: bool) -> prometheus::Result<Self> {
         let r = Registry::new();
         let build = IntGaugeVec::new(
             Opts::new("guard_build_info", "Build information"),
@@ -93,7 +100,8 @@ impl Metrics {
             &["product", "config_rev"],
         )?;
         r.register(Box::new(config_info.clone()))?;
-        Ok(Metrics {
+        let m = Metrics {
+            enabled,
             verdicts: counter(
                 &r,
                 "guard_verdicts_total",
@@ -158,10 +166,59 @@ impl Metrics {
                 &["result"],
             )?,
             registry: r,
-        })
+        };
+        // Closed label sets are created at zero up front, so rates and alerts see every series
+        // from the first scrape instead of "no data".
+        if enabled {
+            for stage in crate::verdict::Stage::ALL {
+                m.stage_seconds.with_label_values(&[stage.as_str()]);
+            }
+            let backends = crate::backends::BackendKind::ALL.map(|k| k.as_str());
+            for backend in backends.iter().chain(std::iter::once(&"judge")) {
+                for outcome in ["ok", "timeout", "error", "unparsable"] {
+                    m.model_calls.with_label_values(&[backend, outcome]);
+                }
+            }
+            for result in ["ok", "error"] {
+                m.reloads.with_label_values(&[result]);
+            }
+            for code in crate::server::error::ApiError::SCREEN_CODES {
+                m.http_errors.with_label_values(&[code]);
+            }
+        }
+        Ok(m)
+    }
+
+    /// Create every series of one product at zero.
+    pub fn init_product(&self, product: &str) {
+        if !self.enabled {
+            return;
+        }
+        for result in ["hit", "miss"] {
+            self.cache_requests.with_label_values(&[product, result]);
+        }
+        self.cache_evictions.with_label_values(&[product]);
+        self.cache_entries.with_label_values(&[product]);
+        for decision in ["allow", "block", "unparsable", "unavailable"] {
+            self.judge_decisions.with_label_values(&[product, decision]);
+        }
+        for stage in crate::verdict::Stage::ALL {
+            for mode in [FailMode::Open, FailMode::Closed] {
+                self.failures
+                    .with_label_values(&[product, stage.as_str(), mode.as_str()]);
+            }
+        }
+        self.verdicts
+            .with_label_values(&[product, "allow", "passed", "pipeline"]);
+        for cached in ["true", "false"] {
+            self.request_seconds.with_label_values(&[product, cached]);
+        }
     }
 
     pub fn record_verdict(&self, product: &str, v: &Verdict, seconds: f64) {
+        if !self.enabled {
+            return;
+        }
         self.verdicts
             .with_label_values(&[
                 product,
@@ -176,6 +233,9 @@ impl Metrics {
     }
 
     pub fn record_stage(&self, stage: Stage, seconds: f64) {
+        if !self.enabled {
+            return;
+        }
         self.stage_seconds
             .with_label_values(&[stage.as_str()])
             .observe(seconds);
@@ -184,6 +244,9 @@ impl Metrics {
     /// `backend` is a [`crate::backends::BackendKind`] name or `judge`; `outcome` is `ok`,
     /// `timeout`, `error` or `unparsable`.
     pub fn record_model_call(&self, backend: &'static str, outcome: &'static str) {
+        if !self.enabled {
+            return;
+        }
         self.model_calls
             .with_label_values(&[backend, outcome])
             .inc();
@@ -191,28 +254,43 @@ impl Metrics {
 
     /// `decision`: `allow`, `block`, `unparsable` or `unavailable`.
     pub fn record_judge(&self, product: &str, decision: &'static str) {
+        if !self.enabled {
+            return;
+        }
         self.judge_decisions
             .with_label_values(&[product, decision])
             .inc();
     }
 
     pub fn record_cache(&self, product: &str, hit: bool) {
+        if !self.enabled {
+            return;
+        }
         self.cache_requests
             .with_label_values(&[product, if hit { "hit" } else { "miss" }])
             .inc();
     }
 
     pub fn record_eviction(&self, product: &str) {
+        if !self.enabled {
+            return;
+        }
         self.cache_evictions.with_label_values(&[product]).inc();
     }
 
     pub fn set_cache_entries(&self, product: &str, n: u64) {
+        if !self.enabled {
+            return;
+        }
         self.cache_entries
             .with_label_values(&[product])
             .set(n as i64);
     }
 
     pub fn record_failure(&self, product: &str, stage: Stage, mode: FailMode) {
+        if !self.enabled {
+            return;
+        }
         self.failures
             .with_label_values(&[product, stage.as_str(), mode.as_str()])
             .inc();
@@ -224,6 +302,9 @@ impl Metrics {
     }
 
     pub fn record_http_error(&self, code: &'static str) {
+        if !self.enabled {
+            return;
+        }
         self.http_errors.with_label_values(&[code]).inc();
     }
 
@@ -235,6 +316,9 @@ impl Metrics {
     }
 
     pub fn record_reload(&self, ok: bool) {
+        if !self.enabled {
+            return;
+        }
         self.reloads
             .with_label_values(&[if ok { "ok" } else { "error" }])
             .inc();

@@ -19,7 +19,7 @@ use crate::verdict::{Decision, FailMode, Outcome, Reason, Stage, TraceEntry, Ver
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// A loaded configuration with its caches: what one request screens against. Replaced whole on
@@ -43,6 +43,9 @@ impl Screener {
                 )
             })
             .collect();
+        for p in config.products.values() {
+            metrics.init_product(&p.name);
+        }
         let revs: Vec<(String, String)> = config
             .products
             .values()
@@ -70,6 +73,9 @@ impl Screener {
             Some(cache) => {
                 let key = VerdictCache::key(&product.name, &product.config_rev, &normalised);
                 let ran = AtomicBool::new(false);
+                // The request that runs the stages keeps its own verdict (real timings); only
+                // the ones that waited for it, and later hits, read the cached entry.
+                let fresh: Mutex<Option<Verdict>> = Mutex::new(None);
                 let result = cache
                     .inner
                     .try_get_with(key, async {
@@ -77,33 +83,42 @@ impl Screener {
                         let v = run_stages(&product, &normalised, &self.metrics).await;
                         // Fail-open / fail-closed verdicts are handed back as errors: never cached.
                         if v.fail_mode.is_some() {
-                            Err(v)
-                        } else {
-                            Ok(Arc::new(v))
+                            return Err(v);
                         }
+                        let entry = crate::cache::encode(&v);
+                        if let Ok(mut slot) = fresh.lock() {
+                            *slot = Some(v);
+                        }
+                        Ok(entry)
                     })
                     .await;
                 let hit = !ran.load(Ordering::Relaxed);
                 self.metrics.record_cache(&product.name, hit);
                 self.metrics
                     .set_cache_entries(&product.name, cache.inner.entry_count());
-                let mut v = match result {
-                    Ok(v) => (*v).clone(),
-                    Err(e) => (*e).clone(),
-                };
-                if hit {
-                    v.cached = true;
-                    for t in &mut v.trace {
-                        t.micros = 0;
-                    }
+                let fresh = fresh.into_inner().ok().flatten();
+                match (result, fresh) {
+                    (Err(e), _) => (*e).clone(),
+                    (Ok(_), Some(v)) => v,
+                    (Ok(entry), None) => match restore(&product, &entry) {
+                        Some(v) => v,
+                        None => run_stages(&product, &normalised, &self.metrics).await,
+                    },
                 }
-                v
             }
         };
         self.metrics
             .record_verdict(&product.name, &verdict, started.elapsed().as_secs_f64());
         Some(verdict)
     }
+}
+
+/// A full verdict again from a cached entry; `None` if the entry cannot be read (never expected).
+fn restore(product: &Product, entry: &[u8]) -> Option<Verdict> {
+    let mut v = crate::cache::decode(entry)?;
+    v.reply = (v.decision == Decision::Block).then(|| product.reply.clone());
+    v.config_rev = product.config_rev.clone();
+    Some(v)
 }
 
 /// Accumulates the trace and builds the verdict.

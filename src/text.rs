@@ -105,12 +105,21 @@ pub fn unconfuse(c: char) -> char {
 /// removed, confusables mapped, whitespace collapsed. Bangla keeps its letters; only the joiners
 /// go, and the signature lists are folded the same way, so Bangla patterns still match Bangla.
 pub fn fold_for_matching(text: &str) -> String {
+    // Invisible characters go first, so they cannot sit between combining marks and change
+    // their canonical order; lower-casing and look-alike mapping can leave a string that is no
+    // longer NFKC ("і" + U+0308 becomes "i" + U+0308), so it is normalised once more when the
+    // quick check says so. The result is a fixed point: folding it again changes nothing.
     let folded = text
+        .chars()
+        .filter(|c| !is_invisible(*c))
         .nfkc()
         .flat_map(char::to_lowercase)
-        .filter(|c| !is_invisible(*c))
         .map(unconfuse);
-    collapse_whitespace(folded, text.len())
+    let folded = collapse_whitespace(folded, text.len());
+    match unicode_normalization::is_nfkc_quick(folded.chars()) {
+        unicode_normalization::IsNormalized::Yes => folded,
+        _ => folded.nfkc().collect(),
+    }
 }
 
 /// The folded copy with every non-letter removed: "i g n o r e  p r e v i o u s" and

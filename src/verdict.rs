@@ -130,6 +130,15 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    pub const ALL: [Outcome; 6] = [
+        Outcome::Pass,
+        Outcome::Accept,
+        Outcome::Block,
+        Outcome::Borderline,
+        Outcome::FailOpen,
+        Outcome::FailClosed,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Pass => "pass",

@@ -14,6 +14,19 @@ pub struct ApiError {
 }
 
 impl ApiError {
+    /// Every code `POST /v1/screen` can answer with (the metric's closed label set).
+    pub const SCREEN_CODES: [&'static str; 9] = [
+        "malformed_json",
+        "bad_body",
+        "missing_product",
+        "missing_text",
+        "invalid_text",
+        "invalid_request_id",
+        "unknown_product",
+        "payload_too_large",
+        "unsupported_media_type",
+    ];
+
     pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> Self {
         ApiError {
             status,

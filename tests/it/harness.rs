@@ -26,8 +26,20 @@ pub fn shipped_state() -> web::Data<AppState> {
 }
 
 pub fn state_for(dir: &Path, overrides: Overrides) -> web::Data<AppState> {
+    state_with_token(dir, overrides, None)
+}
+
+/// App state whose `/admin/reload` accepts `token`.
+pub fn state_with_token(
+    dir: &Path,
+    overrides: Overrides,
+    token: Option<&str>,
+) -> web::Data<AppState> {
     match AppState::load(dir.to_path_buf(), overrides, memory_audit()) {
-        Ok(s) => web::Data::new(s),
+        Ok(mut s) => {
+            s.admin_token = token.map(str::to_string);
+            web::Data::new(s)
+        }
         Err(e) => panic!("config did not load: {e}"),
     }
 }

@@ -8,4 +8,5 @@ mod backends;
 mod cli;
 mod config;
 mod judge;
+mod ops;
 mod props;

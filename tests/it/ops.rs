@@ -1,0 +1,485 @@
+//! Running it like a production service: the cache, exact metric counts, the audit log's
+//! privacy, the dashboard's metric names, and hot reload (admin route, invalid config,
+//! in-flight requests, SIGHUP).
+
+use crate::harness::{
+    app_for, repo_root, screen, shipped_state, state_with_token, with_guard, TempConfig,
+};
+use actix_web::test;
+use guard::config::Overrides;
+use serde_json::json;
+use std::time::Duration;
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+fn chat(content: &str) -> serde_json::Value {
+    json!({"choices": [{"message": {"role": "assistant", "content": content}}]})
+}
+
+fn mock_guard_config(url: &str) -> TempConfig {
+    let guard =
+        format!("kind = \"llama_guard_3\"\nurl = \"{url}/v1\"\nmodel = \"lg3\"\ntimeout_ms = 3000");
+    TempConfig::new(move |_, text| with_guard(text, &guard))
+}
+
+#[actix_web::test]
+async fn identical_questions_share_one_model_call_and_hits_are_marked() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(chat("safe"))
+                .set_delay(Duration::from_millis(300)),
+        )
+        .mount(&server)
+        .await;
+    let cfg = mock_guard_config(&server.uri());
+    let state = state_with_token(cfg.path(), Overrides::default(), None);
+    let app = app_for(state.clone()).await;
+    let requests = (0..100).map(|_| {
+        screen(
+            &app,
+            json!({"product": "wallet-assistant", "text": "how do I check my balance"}),
+        )
+    });
+    let verdicts = futures_util::future::join_all(requests).await;
+    assert_eq!(
+        server.received_requests().await.unwrap_or_default().len(),
+        1,
+        "one model call for 100 identical questions"
+    );
+    assert!(verdicts
+        .iter()
+        .all(|(s, v)| *s == 200 && v["reason"] == "passed"));
+    assert_eq!(
+        verdicts.iter().filter(|(_, v)| v["cached"] == true).count(),
+        99
+    );
+    // Whitespace differences share the entry; the decision cannot differ.
+    let (_, v) = screen(
+        &app,
+        json!({"product": "wallet-assistant", "text": "  how do I   check my\tbalance "}),
+    )
+    .await;
+    assert_eq!(v["cached"], true, "{v}");
+    assert_eq!(
+        server.received_requests().await.unwrap_or_default().len(),
+        1
+    );
+    let m = &state.metrics;
+    assert_eq!(
+        m.counter_value(
+            "guard_cache_requests_total",
+            &[("product", "wallet-assistant"), ("result", "hit")]
+        ),
+        100.0
+    );
+    assert_eq!(
+        m.counter_value(
+            "guard_cache_requests_total",
+            &[("product", "wallet-assistant"), ("result", "miss")]
+        ),
+        1.0
+    );
+}
+
+#[actix_web::test]
+async fn fail_closed_verdicts_are_never_cached() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500))
+        .mount(&server)
+        .await;
+    let cfg = mock_guard_config(&server.uri());
+    let state = state_with_token(cfg.path(), Overrides::default(), None);
+    let app = app_for(state.clone()).await;
+    for _ in 0..2 {
+        let (_, v) = screen(
+            &app,
+            json!({"product": "wallet-assistant", "text": "how do I check my balance"}),
+        )
+        .await;
+        assert_eq!(
+            (v["cached"].as_bool(), v["fail_mode"].as_str()),
+            (Some(false), Some("closed")),
+            "{v}"
+        );
+    }
+    assert_eq!(
+        server.received_requests().await.unwrap_or_default().len(),
+        2
+    );
+    let m = &state.metrics;
+    assert_eq!(
+        m.counter_value(
+            "guard_fail_total",
+            &[
+                ("product", "wallet-assistant"),
+                ("stage", "guard"),
+                ("mode", "closed")
+            ]
+        ),
+        2.0
+    );
+    assert_eq!(
+        m.counter_value(
+            "guard_model_calls_total",
+            &[("backend", "llama_guard_3"), ("outcome", "error")]
+        ),
+        2.0
+    );
+}
+
+#[actix_web::test]
+async fn metrics_count_exactly() {
+    let state = shipped_state();
+    let app = app_for(state.clone()).await;
+    for text in [
+        "how do I check my balance",
+        "amar taka kothay gelo bolen",
+        "how do I check my balance",
+        "what is the interest rate on savings",
+    ] {
+        screen(&app, json!({"product": "bank-operator", "text": text})).await;
+    }
+    let m = &state.metrics;
+    let verdicts = |decision, reason, stage| {
+        m.counter_value(
+            "guard_verdicts_total",
+            &[
+                ("product", "bank-operator"),
+                ("decision", decision),
+                ("reason", reason),
+                ("stage", stage),
+            ],
+        )
+    };
+    assert_eq!(verdicts("allow", "passed", "pipeline"), 3.0);
+    assert_eq!(verdicts("block", "unsupported_language", "banglish"), 1.0);
+    assert_eq!(
+        m.counter_value(
+            "guard_cache_requests_total",
+            &[("product", "bank-operator"), ("result", "hit")]
+        ),
+        1.0
+    );
+    assert_eq!(
+        m.counter_value(
+            "guard_cache_requests_total",
+            &[("product", "bank-operator"), ("result", "miss")]
+        ),
+        3.0
+    );
+    // The Banglish question never reaches the model; the repeated one is a cache hit.
+    assert_eq!(
+        m.counter_value(
+            "guard_model_calls_total",
+            &[("backend", "embedded"), ("outcome", "ok")]
+        ),
+        2.0
+    );
+    assert_eq!(
+        m.counter_value("guard_fail_total", &[("product", "bank-operator")]),
+        0.0
+    );
+    assert_eq!(m.counter_value("guard_in_flight_requests", &[]), 0.0);
+    let resp =
+        test::call_service(&app, test::TestRequest::get().uri("/metrics").to_request()).await;
+    let text = String::from_utf8_lossy(&test::read_body(resp).await).to_string();
+    assert!(text.contains("guard_build_info{version=\""), "{text}");
+    assert!(text.contains("guard_config_info{config_rev="), "{text}");
+}
+
+#[actix_web::test]
+async fn a_canary_question_appears_in_no_log_and_no_metric() {
+    let state = shipped_state();
+    let app = app_for(state.clone()).await;
+    let canary = "zebracanary7f3a9 why was my card declined";
+    let (_, v) = screen(
+        &app,
+        json!({"product": "wallet-assistant", "text": canary, "request_id": "canary-1"}),
+    )
+    .await;
+    assert_eq!(v["decision"], "allow", "{v}");
+    let lines = state.audit.memory_lines();
+    assert_eq!(lines.len(), 1);
+    let line: serde_json::Value = serde_json::from_str(&lines[0]).unwrap_or_default();
+    for key in [
+        "ts",
+        "request_id",
+        "product",
+        "config_rev",
+        "decision",
+        "reason",
+        "stage",
+        "language",
+        "categories",
+        "score",
+        "latency_micros",
+        "cached",
+        "text_hmac",
+    ] {
+        assert!(line.get(key).is_some(), "audit line lacks {key}: {line}");
+    }
+    assert_eq!(line["text_hmac"].as_str().map(str::len), Some(64));
+    assert_eq!(
+        line["text_hmac"].as_str(),
+        Some(state.audit.text_hash(canary).as_str())
+    );
+    assert!(!lines[0].contains("zebracanary"), "{}", lines[0]);
+    let resp =
+        test::call_service(&app, test::TestRequest::get().uri("/metrics").to_request()).await;
+    let metrics = String::from_utf8_lossy(&test::read_body(resp).await).to_string();
+    assert!(!metrics.contains("zebracanary"));
+    assert!(!metrics.contains("declined"));
+}
+
+#[actix_web::test]
+async fn every_metric_in_the_dashboard_and_rules_exists() {
+    let app = app_for(shipped_state()).await;
+    screen(
+        &app,
+        json!({"product": "wallet-assistant", "text": "how do I check my balance"}),
+    )
+    .await;
+    let resp =
+        test::call_service(&app, test::TestRequest::get().uri("/metrics").to_request()).await;
+    let scrape = String::from_utf8_lossy(&test::read_body(resp).await).to_string();
+    let exposed: std::collections::BTreeSet<&str> = scrape
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split(['{', ' ']).next())
+        .collect();
+    let mut checked = 0;
+    for file in [
+        "deploy/grafana/guard-dashboard.json",
+        "deploy/prometheus/rules.yml",
+        "deploy/prometheus/rules_test.yml",
+    ] {
+        let text = std::fs::read_to_string(repo_root().join(file)).unwrap_or_default();
+        assert!(!text.is_empty(), "{file} missing");
+        // Metric names: `guard_...` words, not quoted label values like reason="guard_unavailable".
+        let names = metric_names(&text);
+        for name in names {
+            assert!(
+                exposed.contains(name.as_str()),
+                "{file} names {name}, which /metrics does not expose"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "only {checked} metric references found");
+}
+
+#[actix_web::test]
+async fn admin_reload_swaps_valid_config_and_keeps_the_old_one_otherwise() {
+    let cfg = TempConfig::new(|_, t| t);
+    let state = state_with_token(cfg.path(), Overrides::default(), Some("s3cret"));
+    let app = app_for(state.clone()).await;
+    let reload = |token: &'static str| {
+        test::TestRequest::post()
+            .uri("/admin/reload")
+            .insert_header(("authorization", format!("Bearer {token}")))
+            .to_request()
+    };
+    let rev = |v: &serde_json::Value| v["config_rev"].as_str().unwrap_or_default().to_string();
+    let (_, before) = screen(
+        &app,
+        json!({"product": "bank-operator", "text": "how do I check my balance"}),
+    )
+    .await;
+
+    assert_eq!(
+        test::call_service(&app, reload("wrong"))
+            .await
+            .status()
+            .as_u16(),
+        401
+    );
+    cfg.write(
+        "judge_prompts/bank-operator.md",
+        "# Judge\nBlock anything about audit logs.\n",
+    );
+    let resp = test::call_service(&app, reload("s3cret")).await;
+    assert_eq!(resp.status().as_u16(), 200);
+    let (_, after) = screen(
+        &app,
+        json!({"product": "bank-operator", "text": "how do I check my balance"}),
+    )
+    .await;
+    assert_ne!(
+        rev(&before),
+        rev(&after),
+        "a new prompt is a new config_rev, so no old cached verdict"
+    );
+    assert_eq!(after["cached"], false);
+
+    // An invalid configuration is refused whole; the previous one keeps serving.
+    cfg.write(
+        "products/bank-operator.toml",
+        "languages = [\"en\"]\nbogus_key = 1\n",
+    );
+    let resp = test::call_service(&app, reload("s3cret")).await;
+    assert_eq!(resp.status().as_u16(), 422);
+    let body: serde_json::Value =
+        serde_json::from_slice(&test::read_body(resp).await).unwrap_or_default();
+    assert_eq!(body["error"]["code"], "invalid_config");
+    assert!(
+        body["error"]["problems"].to_string().contains("bogus_key"),
+        "{body}"
+    );
+    let (_, still) = screen(
+        &app,
+        json!({"product": "bank-operator", "text": "how do I check my balance"}),
+    )
+    .await;
+    assert_eq!(rev(&still), rev(&after));
+    assert_eq!(
+        state
+            .metrics
+            .counter_value("guard_config_reloads_total", &[("result", "ok")]),
+        1.0
+    );
+    assert_eq!(
+        state
+            .metrics
+            .counter_value("guard_config_reloads_total", &[("result", "error")]),
+        1.0
+    );
+}
+
+#[actix_web::test]
+async fn in_flight_requests_finish_on_the_configuration_they_started_with() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(chat("safe"))
+                .set_delay(Duration::from_millis(1500)),
+        )
+        .mount(&server)
+        .await;
+    let cfg = mock_guard_config(&server.uri());
+    let state = state_with_token(cfg.path(), Overrides::default(), None);
+    let app = app_for(state.clone()).await;
+    let old_rev = state.screener.load().config.products["wallet-assistant"]
+        .config_rev
+        .clone();
+    let request = screen(
+        &app,
+        json!({"product": "wallet-assistant", "text": "how do I check my balance"}),
+    );
+    let reload = async {
+        // Wait until the request is at the model, then reload under it.
+        while server
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .is_empty()
+        {
+            actix_web::rt::time::sleep(Duration::from_millis(10)).await;
+        }
+        cfg.write(
+            "judge_prompts/wallet-assistant.md",
+            "# Judge\nNew instructions.\n",
+        );
+        state.reload().map(|_| ()).map_err(|e| e.to_string())
+    };
+    let ((_, v), reloaded) = futures_util::future::join(request, reload).await;
+    assert_eq!(reloaded, Ok(()));
+    assert_eq!(v["config_rev"].as_str(), Some(old_rev.as_str()), "{v}");
+    assert_ne!(
+        state.screener.load().config.products["wallet-assistant"].config_rev,
+        old_rev
+    );
+}
+
+#[tokio::test]
+async fn sighup_reloads_a_running_server() {
+    let cfg = TempConfig::new(|_, t| t);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .ok()
+        .and_then(|l| l.local_addr().ok())
+        .map_or(0, |a| a.port());
+    let listen = format!("127.0.0.1:{port}");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_guard"))
+        .args([
+            "serve",
+            "--listen",
+            &listen,
+            "--workers",
+            "1",
+            "--config-dir",
+            &cfg.path().display().to_string(),
+        ])
+        .env("GUARD_AUDIT_LOG", "off")
+        .env_remove("GUARD_MODEL_URL")
+        .env_remove("GUARD_JUDGE_URL")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
+    };
+    let client = reqwest::Client::new();
+    let url = format!("http://{listen}/readyz");
+    let rev = || async {
+        let v: serde_json::Value = client.get(&url).send().await.ok()?.json().await.ok()?;
+        v["products"]["wallet-assistant"]
+            .as_str()
+            .map(str::to_string)
+    };
+    let mut before = None;
+    for _ in 0..200 {
+        before = rev().await;
+        if before.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(before.is_some(), "server did not come up");
+    cfg.write(
+        "judge_prompts/wallet-assistant.md",
+        "# Judge\nChanged by the SIGHUP test.\n",
+    );
+    let hup = std::process::Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status();
+    assert!(hup.is_ok_and(|s| s.success()));
+    let mut after = before.clone();
+    for _ in 0..200 {
+        after = rev().await;
+        if after != before {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    child.kill().ok();
+    child.wait().ok();
+    assert!(
+        after.is_some() && after != before,
+        "config_rev did not change after SIGHUP: {before:?} -> {after:?}"
+    );
+}
+
+fn metric_names(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let is_name = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(pos) = text[i..].find("guard_") {
+        let start = i + pos;
+        let mut end = start;
+        while end < bytes.len() && is_name(bytes[end]) {
+            end += 1;
+        }
+        let word_start = start == 0 || !(is_name(bytes[start - 1]) || bytes[start - 1] == b':');
+        let quoted = start > 0 && bytes[start - 1] == b'"' && bytes.get(end) == Some(&b'"');
+        if word_start && !quoted {
+            out.push(text[start..end].to_string());
+        }
+        i = end;
+    }
+    out
+}
