@@ -42,6 +42,31 @@ pub enum Command {
     },
     /// Validate every product, wordlist and judge prompt; report all problems at once.
     CheckConfig,
+    /// Run the YAML eval suites; fail when a group drops below its recorded baseline.
+    Eval {
+        /// Suite files or directories (default: tests/evals).
+        paths: Vec<PathBuf>,
+        #[arg(long, default_value = "tests/evals/baseline.json")]
+        baseline: PathBuf,
+        /// Write a JUnit XML report.
+        #[arg(long)]
+        junit: Option<PathBuf>,
+        /// Write a JSON report (`cases`, `groups` with passed/total/score/baseline, failures).
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Record groups that improved; never lowers one.
+        #[arg(long)]
+        update_baseline: bool,
+        /// Rerun failed model cases up to N times before they count.
+        #[arg(long, default_value_t = 0)]
+        rerun_failures: u32,
+        /// Cases run at once.
+        #[arg(long, default_value_t = 8)]
+        concurrency: usize,
+        /// One case at a time (a shared, rate-limited model key).
+        #[arg(long)]
+        sequential: bool,
+    },
     /// Train the embedded guard model from the labelled data (deterministic).
     Train {
         /// The labelled data folder.

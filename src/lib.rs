@@ -12,12 +12,14 @@
 //! - [`cache`], [`metrics`], [`audit`]   verdict cache, Prometheus metrics, audit log
 //! - [`server`]       AppState, `create_app`, thin handlers, `ApiError`
 //! - [`train`]        deterministic training of the embedded model
+//! - [`eval`]         YAML eval suites, scored by group, with a baseline ratchet
 
 pub mod audit;
 pub mod backends;
 pub mod cache;
 pub mod cli;
 pub mod config;
+pub mod eval;
 pub mod metrics;
 pub mod pipeline;
 pub mod server;
@@ -55,6 +57,34 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             text,
         )),
         Command::CheckConfig => check_config(cli.config_dir),
+        Command::Eval {
+            paths,
+            baseline,
+            junit,
+            json,
+            update_baseline,
+            rerun_failures,
+            concurrency,
+            sequential,
+        } => {
+            drop(runtime);
+            let paths = if paths.is_empty() {
+                vec![std::path::PathBuf::from("tests/evals")]
+            } else {
+                paths
+            };
+            let concurrency = if sequential { 1 } else { concurrency.max(1) };
+            let opts = eval::EvalOptions {
+                paths,
+                baseline,
+                junit,
+                json,
+                update_baseline,
+                rerun_failures,
+                concurrency,
+            };
+            eval::run_cli(&cli.config_dir, opts)
+        }
         Command::Train { data, out, cv } => train::run(&data, &out, cv, &cli.config_dir),
     }
 }

@@ -179,6 +179,22 @@ impl Run<'_> {
     }
 }
 
+/// Only the language screen (stages 1–3), as the eval suites' `language` cases run it: the
+/// verdict blocks with `unsupported_language` or allows with `passed` at stage `pipeline`.
+pub fn run_language_screen(product: &Product, text: &str, metrics: &Metrics) -> Verdict {
+    let mut run = Run {
+        product,
+        metrics,
+        trace: Vec::with_capacity(3),
+        language: "und".into(),
+        fail_mode: None,
+    };
+    match language_screen(&mut run, text) {
+        Some(stage) => run.finish(Reason::UnsupportedLanguage, stage, Vec::new(), None),
+        None => run.finish(Reason::Passed, Stage::Pipeline, Vec::new(), None),
+    }
+}
+
 /// Run the language screen and the safety screen on normalised text.
 pub async fn run_stages(product: &Product, text: &str, metrics: &Metrics) -> Verdict {
     let mut run = Run {
@@ -235,6 +251,16 @@ fn language_screen(run: &mut Run<'_>, text: &str) -> Option<Stage> {
         ScriptEval::Latin { .. } => run.record(Stage::Script, Outcome::Pass, t, detail),
     }
 
+    // Latin text with non-ASCII characters is read through the same fold as the signatures
+    // (NFKC, look-alikes mapped, invisibles removed): "ＩＧＮＯＲＥ previous" is English written to
+    // dodge a filter, and the signature stage, not the language screen, should name it.
+    let folded;
+    let text = if text.is_ascii() {
+        text
+    } else {
+        folded = crate::text::fold_for_matching(text);
+        folded.as_str()
+    };
     let t = Instant::now();
     let lexicon = AssertUnwindSafe(&product.lexicon);
     let evidence = match catch_unwind(|| banglish::evaluate(&lexicon, text)) {

@@ -7,6 +7,7 @@ mod api;
 mod backends;
 mod cli;
 mod config;
+mod evals;
 mod judge;
 mod ops;
 mod props;

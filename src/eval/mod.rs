@@ -1,0 +1,160 @@
+//! `guard eval`: YAML suites scored by group, with a ratchet against `tests/evals/baseline.json`.
+//!
+//! - [`suite`]           the suite files and their strict schema
+//! - [`runner`]          runs cases in-process (language, guard, screen, judge)
+//! - [`report`]          group scores, baseline ratchet, table, JSON and JUnit output
+//! - [`scripted_judge`]  the deterministic local judge used when no real one is configured
+
+pub mod report;
+pub mod runner;
+pub mod scripted_judge;
+pub mod suite;
+
+use crate::config::{self, Overrides};
+use report::{group_scores, json_report, junit, ratchet, table, Baseline};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Options of `guard eval`.
+#[derive(Debug, Clone)]
+pub struct EvalOptions {
+    pub paths: Vec<PathBuf>,
+    pub baseline: PathBuf,
+    pub junit: Option<PathBuf>,
+    pub json: Option<PathBuf>,
+    pub update_baseline: bool,
+    pub rerun_failures: u32,
+    pub concurrency: usize,
+}
+
+/// The outcome of a run, for the CLI and for `cargo test`.
+#[derive(Debug)]
+pub struct EvalOutcome {
+    pub report: String,
+    pub json: serde_json::Value,
+    pub dropped: Vec<String>,
+    pub exit: u8,
+}
+
+/// Run the suites. Exit 0: every group at or above its baseline; 1: a group dropped; 2: a usage
+/// or configuration error.
+pub async fn run(config_dir: &Path, overrides: Overrides, opts: &EvalOptions) -> EvalOutcome {
+    let fail = |message: String| EvalOutcome {
+        report: message,
+        json: serde_json::Value::Null,
+        dropped: Vec::new(),
+        exit: 2,
+    };
+    let mut overrides = overrides;
+    if overrides.judge_url.is_none() {
+        match scripted_judge::start() {
+            Ok(url) => {
+                overrides.judge_url = Some(url);
+                overrides.judge_model = Some("scripted-judge".into());
+            }
+            Err(e) => return fail(format!("cannot start the scripted judge: {e}")),
+        }
+    }
+    let http = crate::server::http_client();
+    let config = match config::load(config_dir, &overrides, &http) {
+        Ok(c) => c,
+        Err(e) => return fail(e.to_string()),
+    };
+    let products: Vec<String> = config.products.keys().cloned().collect();
+    let files = match suite::suite_files(&opts.paths) {
+        Ok(f) if !f.is_empty() => f,
+        Ok(_) => return fail("no suite files (*.yaml) found".into()),
+        Err(p) => return fail(p.to_string()),
+    };
+    let mut cases = Vec::new();
+    let mut problems = Vec::new();
+    for f in &files {
+        match suite::load_suite(f, &products) {
+            Ok(c) => cases.extend(c),
+            Err(p) => problems.extend(p),
+        }
+    }
+    if !problems.is_empty() {
+        return fail(problems.iter().map(|p| format!("{p}\n")).collect());
+    }
+    let baseline = match Baseline::load(&opts.baseline) {
+        Ok(b) => b,
+        Err(e) => return fail(e.to_string()),
+    };
+    let metrics = match crate::metrics::Metrics::with_recording(false) {
+        Ok(m) => m,
+        Err(e) => return fail(e.to_string()),
+    };
+    let results = runner::run_all(
+        &config,
+        &metrics,
+        &cases,
+        opts.concurrency,
+        opts.rerun_failures,
+    )
+    .await;
+    let groups = group_scores(&results, &baseline);
+    let mut report = table(&results, &groups);
+    let json = json_report(&results, &groups);
+    let mut dropped: Vec<String> = groups
+        .iter()
+        .filter(|(_, s)| s.dropped())
+        .map(|(g, _)| g.clone())
+        .collect();
+    if opts.update_baseline {
+        let mut updated = baseline.clone();
+        dropped = ratchet(&mut updated, &groups);
+        if let Err(e) = updated.save(&opts.baseline) {
+            return fail(e.to_string());
+        }
+        report.push_str(&format!(
+            "\nbaseline written to {}\n",
+            opts.baseline.display()
+        ));
+    }
+    let outputs = [
+        (
+            opts.json.as_ref(),
+            serde_json::to_string_pretty(&json).unwrap_or_default(),
+        ),
+        (opts.junit.as_ref(), junit(&results)),
+    ];
+    for (path, text) in outputs {
+        if let Some(p) = path {
+            if let Err(e) = std::fs::write(p, text) {
+                return fail(format!("{}: {e}", p.display()));
+            }
+        }
+    }
+    report.push_str(&format!(
+        "\n{} cases, {} passed\n",
+        results.len(),
+        results.iter().filter(|r| r.passed).count()
+    ));
+    if !dropped.is_empty() {
+        report.push_str(&format!(
+            "groups below their baseline (refused to lower): {}\n",
+            dropped.join(", ")
+        ));
+    }
+    let exit = if dropped.is_empty() { 0 } else { 1 };
+    EvalOutcome {
+        report,
+        json,
+        dropped,
+        exit,
+    }
+}
+
+pub fn run_cli(config_dir: &Path, opts: EvalOptions) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let outcome = runtime.block_on(run(config_dir, Overrides::from_env(), &opts));
+    if outcome.exit == 2 {
+        eprint!("{}", outcome.report);
+    } else {
+        print!("{}", outcome.report);
+    }
+    Ok(ExitCode::from(outcome.exit))
+}

@@ -1,0 +1,165 @@
+//! Run eval cases in-process and compare what happened with what was expected.
+
+use super::suite::{Case, Expect, GuardLabel, Kind};
+use crate::config::ConfigSet;
+use crate::metrics::Metrics;
+use crate::pipeline::{run_language_screen, run_stages};
+use crate::stages::guard::{apply_thresholds, GuardEval};
+use crate::stages::judge::JudgeEval;
+use crate::text::{mask_cards, normalise};
+use crate::verdict::{Decision, Reason, Stage};
+use futures_util::StreamExt;
+use serde::Serialize;
+
+/// What a case produced, in the same terms as [`Expect`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Actual {
+    pub decision: Option<Decision>,
+    pub reason: Option<Reason>,
+    pub stage: Option<Stage>,
+    pub language: Option<String>,
+    pub categories: Vec<String>,
+    pub guard: Option<GuardLabel>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseResult {
+    pub suite: String,
+    pub group: String,
+    pub name: String,
+    pub kind: &'static str,
+    pub passed: bool,
+    pub expected: Expect,
+    pub actual: Actual,
+    /// How many times the case ran (reruns of failed model cases included).
+    pub attempts: u32,
+}
+
+/// Every expected field must match; categories must each be present.
+pub fn matches(e: &Expect, a: &Actual) -> bool {
+    fn eq<T: PartialEq>(want: &Option<T>, got: &Option<T>) -> bool {
+        want.is_none() || want == got
+    }
+    eq(&e.decision, &a.decision)
+        && eq(&e.reason, &a.reason)
+        && eq(&e.stage, &a.stage)
+        && e.language
+            .as_ref()
+            .is_none_or(|l| a.language.as_deref() == Some(l.as_str()))
+        && eq(&e.guard, &a.guard)
+        && e.categories
+            .as_ref()
+            .is_none_or(|cs| cs.iter().all(|c| a.categories.contains(c)))
+}
+
+async fn run_case(config: &ConfigSet, metrics: &Metrics, case: &Case) -> Actual {
+    let Some(product) = config.product(&case.product) else {
+        return Actual::default();
+    };
+    let text = normalise(&case.text);
+    let from_verdict = |v: crate::verdict::Verdict| Actual {
+        decision: Some(v.decision),
+        reason: Some(v.reason),
+        stage: Some(v.stage),
+        language: Some(v.language),
+        categories: v.categories,
+        guard: None,
+    };
+    match case.kind {
+        Kind::Language => from_verdict(run_language_screen(product, &text, metrics)),
+        Kind::Screen => from_verdict(run_stages(product, &text, metrics).await),
+        Kind::Guard => {
+            let outbound = if product.guard.kind().is_remote() {
+                mask_cards(&text)
+            } else {
+                text.clone()
+            };
+            let answer =
+                tokio::time::timeout(product.guard_timeout, product.guard.classify(&outbound))
+                    .await;
+            let (label, reason, categories) = match answer {
+                Ok(Ok(j)) => match apply_thresholds(j, &product.thresholds) {
+                    GuardEval::Safe { .. } => (GuardLabel::Safe, Some(Reason::Passed), Vec::new()),
+                    GuardEval::Unsafe { categories, .. } => {
+                        (GuardLabel::Unsafe, Some(Reason::Unsafe), categories)
+                    }
+                    GuardEval::Borderline { categories, .. } => {
+                        (GuardLabel::Borderline, None, categories)
+                    }
+                },
+                _ => (
+                    GuardLabel::Unavailable,
+                    Some(Reason::GuardUnavailable),
+                    Vec::new(),
+                ),
+            };
+            let decision = if label == GuardLabel::Safe {
+                Decision::Allow
+            } else {
+                Decision::Block
+            };
+            Actual {
+                decision: Some(decision),
+                reason,
+                stage: Some(Stage::Guard),
+                language: None,
+                categories,
+                guard: Some(label),
+            }
+        }
+        Kind::Judge => {
+            let reason = match &product.judge {
+                None => Reason::JudgeUnavailable,
+                Some(judge) => {
+                    let masked = mask_cards(&text);
+                    let call = judge.evaluate(&product.judge_prompt, &masked, 0.5);
+                    match tokio::time::timeout(product.judge_timeout, call).await {
+                        Ok(Ok(JudgeEval::Allow { .. })) => Reason::JudgeAllowed,
+                        Ok(Ok(_)) => Reason::JudgeBlocked,
+                        _ => Reason::JudgeUnavailable,
+                    }
+                }
+            };
+            Actual {
+                decision: Some(reason.decision()),
+                reason: Some(reason),
+                stage: Some(Stage::Judge),
+                ..Default::default()
+            }
+        }
+    }
+}
+
+/// Run every case, `concurrency` at a time; a failed model case is run again up to `reruns`
+/// times and passes if any run passes.
+pub async fn run_all(
+    config: &ConfigSet,
+    metrics: &Metrics,
+    cases: &[Case],
+    concurrency: usize,
+    reruns: u32,
+) -> Vec<CaseResult> {
+    futures_util::stream::iter(cases.iter().map(|case| async move {
+        let mut attempts = 1;
+        let mut actual = run_case(config, metrics, case).await;
+        let mut passed = matches(&case.expect, &actual);
+        while !passed && case.kind.uses_model() && attempts <= reruns {
+            attempts += 1;
+            actual = run_case(config, metrics, case).await;
+            passed = matches(&case.expect, &actual);
+        }
+        CaseResult {
+            suite: case.suite.clone(),
+            group: case.group.clone(),
+            name: case.name.clone(),
+            kind: case.kind.as_str(),
+            passed,
+            expected: case.expect.clone(),
+            actual,
+            attempts,
+        }
+    }))
+    .buffered(concurrency.max(1))
+    .collect()
+    .await
+}
