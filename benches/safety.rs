@@ -27,3 +27,28 @@ fn signatures_and_model(bencher: divan::Bencher, case: &str) {
         (hit, model.score(divan::black_box(text)))
     });
 }
+
+#[divan::bench(args = ["en_100", "bn_100"])]
+fn signatures_only(bencher: divan::Bencher, case: &str) {
+    let text = if case == "en_100" { EN } else { BN };
+    let p = &config().products["wallet-assistant"];
+    bencher.bench(|| p.signatures.evaluate(divan::black_box(text)).is_some());
+}
+
+#[divan::bench(args = ["en_100", "bn_100"])]
+fn model_only(bencher: divan::Bencher, case: &str) {
+    let text = if case == "en_100" { EN } else { BN };
+    let model = match guard::backends::embedded::EmbeddedModel::from_bytes(
+        guard::backends::embedded::BUILTIN_MODEL,
+    ) {
+        Ok(m) => m,
+        Err(e) => panic!("{e}"),
+    };
+    bencher.bench(|| model.score(divan::black_box(text)));
+}
+
+#[divan::bench(args = ["en_100", "bn_100"])]
+fn fold_only(bencher: divan::Bencher, case: &str) {
+    let text = if case == "en_100" { EN } else { BN };
+    bencher.bench(|| guard::text::fold_for_matching(divan::black_box(text)));
+}

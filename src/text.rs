@@ -106,20 +106,83 @@ pub fn unconfuse(c: char) -> char {
 /// go, and the signature lists are folded the same way, so Bangla patterns still match Bangla.
 pub fn fold_for_matching(text: &str) -> String {
     // Invisible characters go first, so they cannot sit between combining marks and change
-    // their canonical order; lower-casing and look-alike mapping can leave a string that is no
-    // longer NFKC ("і" + U+0308 becomes "i" + U+0308), so it is normalised once more when the
-    // quick check says so. The result is a fixed point: folding it again changes nothing.
-    let folded = text
-        .chars()
-        .filter(|c| !is_invisible(*c))
-        .nfkc()
-        .flat_map(char::to_lowercase)
-        .map(unconfuse);
-    let folded = collapse_whitespace(folded, text.len());
-    match unicode_normalization::is_nfkc_quick(folded.chars()) {
-        unicode_normalization::IsNormalized::Yes => folded,
-        _ => folded.nfkc().collect(),
+    // their canonical order. Lower-casing and look-alike mapping can leave a string that is no
+    // longer NFKC ("і" + U+0308 becomes "i" + U+0308), so when either changed a non-ASCII
+    // character the result is normalised once more. The result is a fixed point: folding it
+    // again changes nothing. ASCII text skips the normaliser entirely.
+    let visible = text.chars().filter(|c| !is_invisible(*c));
+    if text.is_ascii() {
+        return collapse_whitespace(visible.map(|c| c.to_ascii_lowercase()), text.len());
     }
+    if nfkc_stable(text) {
+        // Ordinary Bangla (with ASCII): NFKC would change nothing, skip it.
+        return collapse_whitespace(
+            visible.flat_map(char::to_lowercase).map(unconfuse),
+            text.len(),
+        );
+    }
+    let mut changed = false;
+    let chars = visible
+        .nfkc()
+        .flat_map(|c| c.to_lowercase().map(move |l| (c, unconfuse(l))))
+        .map(|(c, u)| {
+            changed |= !c.is_ascii() && u != c;
+            u
+        });
+    let folded = collapse_whitespace(chars, text.len());
+    use unicode_normalization::{is_nfkc_quick, IsNormalized};
+    if changed && is_nfkc_quick(folded.chars()) != IsNormalized::Yes {
+        folded.nfkc().collect()
+    } else {
+        folded
+    }
+}
+
+/// True when NFKC certainly leaves the text unchanged: only ASCII, dandas and Bengali
+/// characters, none of the three Bengali letters NFC decomposes (ড়, ঢ়, য় as single code points)
+/// and no vowel sign written in two parts (ে + া / ে + ৗ), which NFC composes. Lower-casing and
+/// look-alike mapping cannot change any of these characters either.
+fn nfkc_stable(text: &str) -> bool {
+    let mut prev = ' ';
+    for c in text.chars() {
+        let ok = c.is_ascii()
+            || matches!(c, '\u{0964}' | '\u{0965}')
+            || (('\u{0980}'..='\u{09FF}').contains(&c)
+                && !matches!(c, '\u{09DC}' | '\u{09DD}' | '\u{09DF}')
+                && !(prev == '\u{09C7}' && matches!(c, '\u{09BE}' | '\u{09D7}')));
+        if !ok {
+            return false;
+        }
+        prev = c;
+    }
+    true
+}
+
+/// `char::is_alphabetic` / `is_alphanumeric` for the 128 characters of the Bengali block
+/// (U+0980–U+09FF), bit i for U+0980 + i. The general lookups are table searches (~100 ns a
+/// character on Bangla text); a unit test pins these to the standard library's answers.
+const BENGALI_ALPHABETIC: u128 = 0x1003000fb080599fe3c5fdfffff99fef;
+const BENGALI_ALPHANUMERIC: u128 = 0x13f3ffcfb080599fe3c5fdfffff99fef;
+
+fn bengali_bit(c: char, table: u128) -> Option<bool> {
+    let i = (c as u32).checked_sub(0x0980).filter(|i| *i < 128)?;
+    Some(table >> i & 1 == 1)
+}
+
+/// `c.is_alphabetic()`, fast for ASCII and Bengali.
+pub fn is_letter(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphabetic();
+    }
+    bengali_bit(c, BENGALI_ALPHABETIC).unwrap_or_else(|| c.is_alphabetic())
+}
+
+/// `c.is_alphanumeric()`, fast for ASCII and Bengali.
+pub fn is_alphanumeric(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric();
+    }
+    bengali_bit(c, BENGALI_ALPHANUMERIC).unwrap_or_else(|| c.is_alphanumeric())
 }
 
 /// The folded copy with every non-letter removed: "i g n o r e  p r e v i o u s" and
@@ -128,7 +191,7 @@ pub fn fold_for_matching(text: &str) -> String {
 pub fn squash(folded: &str) -> String {
     folded
         .chars()
-        .filter(|c| c.is_alphabetic() || is_bengali_mark(*c))
+        .filter(|c| is_letter(*c) || is_bengali_mark(*c))
         .collect()
 }
 
@@ -265,6 +328,28 @@ mod tests {
             ("sys\u{00AD}tem  prompt", "system prompt"),
         ] {
             assert_eq!(fold_for_matching(input), want, "input {input:?}");
+        }
+    }
+
+    #[test]
+    fn nfkc_fast_path_agrees_with_the_normaliser() {
+        for text in [
+            "আমার কার্ড হারিয়ে গেছে।",
+            "ড়ঢ়য়",
+            "কে\u{09BE}ন",
+            "plain ascii",
+            "mixed আমার card",
+        ] {
+            let slow: String = text.nfkc().collect();
+            assert_eq!(nfkc_stable(text), slow == text, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn bengali_tables_match_the_standard_library() {
+        for c in ('\u{0980}'..='\u{09FF}').chain(['a', 'Z', '5', ' ', 'é', 'ख', '٣']) {
+            assert_eq!(is_letter(c), c.is_alphabetic(), "{c:?}");
+            assert_eq!(is_alphanumeric(c), c.is_alphanumeric(), "{c:?}");
         }
     }
 

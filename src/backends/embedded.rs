@@ -133,7 +133,7 @@ pub fn features(text: &str, log2_buckets: u32) -> Vec<u32> {
     }
     let mut prev: Option<u64> = None;
     for word in chars
-        .split(|c| !c.is_alphanumeric() && !is_bengali_sign(*c))
+        .split(|c| !crate::text::is_alphanumeric(*c) && !is_bengali_sign(*c))
         .filter(|w| !w.is_empty())
     {
         let mut h = fnv_start(WORD_SEED);
@@ -159,13 +159,9 @@ fn fnv_start(seed: u64) -> u64 {
     0xcbf2_9ce4_8422_2325 ^ seed.wrapping_mul(0x100_0000_01b3)
 }
 
-fn fnv_char(mut h: u64, c: char) -> u64 {
-    let mut buf = [0u8; 4];
-    for b in c.encode_utf8(&mut buf).bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x100_0000_01b3);
-    }
-    h
+/// One FNV-1a step per code point (not per UTF-8 byte): Bangla costs the same as English.
+fn fnv_char(h: u64, c: char) -> u64 {
+    (h ^ u64::from(c)).wrapping_mul(0x100_0000_01b3)
 }
 
 #[derive(Debug)]
