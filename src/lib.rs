@@ -109,16 +109,18 @@ fn check_config(config_dir: std::path::PathBuf) -> anyhow::Result<ExitCode> {
     match config::load(&config_dir, &config::Overrides::from_env(), &http) {
         Ok(set) => {
             for p in set.products.values() {
+                let judge = if p.judge.is_some() {
+                    "configured"
+                } else {
+                    "none"
+                };
                 println!(
-                    "ok  {}  config_rev={}  guard={}  judge={}",
+                    "ok  {}  config_rev={}  guard={}  judge={judge}  signatures={} ({} KiB)",
                     p.name,
                     p.config_rev,
                     p.guard.kind().as_str(),
-                    if p.judge.is_some() {
-                        "configured"
-                    } else {
-                        "none"
-                    }
+                    p.signatures.count,
+                    p.signatures.memory_usage() / 1024
                 );
             }
             Ok(ExitCode::SUCCESS)
