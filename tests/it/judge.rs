@@ -235,41 +235,23 @@ async fn the_same_question_differs_by_product() {
     }
     // Judge calls, allows and blocks are counted per product.
     let m = &state.metrics;
-    assert_eq!(
-        m.counter_value(
+    for (product, decision, want) in [
+        ("bank-operator", "allow", 2.0),
+        ("bank-operator", "block", 1.0),
+        ("wallet-assistant", "allow", 1.0),
+        ("wallet-assistant", "block", 1.0),
+    ] {
+        let got = m.counter_value(
             "guard_judge_decisions_total",
-            &[("product", "bank-operator"), ("decision", "allow")]
-        ),
-        2.0
+            &[("product", product), ("decision", decision)],
+        );
+        assert_eq!(got, want, "{product} {decision}");
+    }
+    let calls = m.counter_value(
+        "guard_model_calls_total",
+        &[("backend", "judge"), ("outcome", "ok")],
     );
-    assert_eq!(
-        m.counter_value(
-            "guard_judge_decisions_total",
-            &[("product", "bank-operator"), ("decision", "block")]
-        ),
-        1.0
-    );
-    assert_eq!(
-        m.counter_value(
-            "guard_judge_decisions_total",
-            &[("product", "wallet-assistant"), ("decision", "allow")]
-        ),
-        1.0
-    );
-    assert_eq!(
-        m.counter_value(
-            "guard_judge_decisions_total",
-            &[("product", "wallet-assistant"), ("decision", "block")]
-        ),
-        1.0
-    );
-    assert_eq!(
-        m.counter_value(
-            "guard_model_calls_total",
-            &[("backend", "judge"), ("outcome", "ok")]
-        ),
-        5.0
-    );
+    assert_eq!(calls, 5.0);
 }
 
 #[actix_web::test]
