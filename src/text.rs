@@ -22,7 +22,12 @@ fn collapse_whitespace(chars: impl Iterator<Item = char>, capacity: usize) -> St
     let mut out = String::with_capacity(capacity);
     let mut pending_space = false;
     for c in chars {
-        if c.is_whitespace() {
+        let space = if c.is_ascii() {
+            c.is_ascii_whitespace() || c == '\u{0B}'
+        } else {
+            !('\u{0980}'..='\u{09FF}').contains(&c) && c.is_whitespace()
+        };
+        if space {
             pending_space = !out.is_empty();
             continue;
         }
@@ -110,19 +115,27 @@ pub fn fold_for_matching(text: &str) -> String {
     // longer NFKC ("і" + U+0308 becomes "i" + U+0308), so when either changed a non-ASCII
     // character the result is normalised once more. The result is a fixed point: folding it
     // again changes nothing. ASCII text skips the normaliser entirely.
-    let visible = text.chars().filter(|c| !is_invisible(*c));
     if text.is_ascii() {
-        return collapse_whitespace(visible.map(|c| c.to_ascii_lowercase()), text.len());
+        return collapse_whitespace(text.chars().map(|c| c.to_ascii_lowercase()), text.len());
     }
     if nfkc_stable(text) {
         // Ordinary Bangla (with ASCII): NFKC would change nothing, skip it.
+        // Bengali letters and dandas have no case, no look-alike mapping, are not invisible
+        // and not white space: only the ASCII part needs work.
         return collapse_whitespace(
-            visible.flat_map(char::to_lowercase).map(unconfuse),
+            text.chars().map(|c| c.to_ascii_lowercase()),
             text.len(),
         );
     }
+    fold_general(text)
+}
+
+/// The full fold, for text that NFKC may change.
+fn fold_general(text: &str) -> String {
     let mut changed = false;
-    let chars = visible
+    let chars = text
+        .chars()
+        .filter(|c| !is_invisible(*c))
         .nfkc()
         .flat_map(|c| c.to_lowercase().map(move |l| (c, unconfuse(l))))
         .map(|(c, u)| {
@@ -342,6 +355,20 @@ mod tests {
         ] {
             let slow: String = text.nfkc().collect();
             assert_eq!(nfkc_stable(text), slow == text, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn fast_folds_agree_with_the_full_fold() {
+        // Every Bengali-block character, alone and between ASCII, takes the same fold on the
+        // fast path as through the normaliser.
+        for c in ('\u{0980}'..='\u{09FF}').chain(['\u{0964}', '\u{0965}']) {
+            for text in [c.to_string(), format!("Card  {c}ক\tOK")] {
+                assert_eq!(fold_for_matching(&text), fold_general(&text), "{text:?}");
+            }
+        }
+        for text in ["আমার কার্ড হারিয়ে গেছে। PIN\u{0B}ভুলে", "Plain\r\nASCII \x0C text"] {
+            assert_eq!(fold_for_matching(text), fold_general(text), "{text:?}");
         }
     }
 
