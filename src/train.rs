@@ -16,10 +16,12 @@ use std::path::Path;
 use std::process::ExitCode;
 
 pub const LOG2_BUCKETS: u32 = 20;
-const EPOCHS: usize = 8;
-const LEARNING_RATE: f32 = 0.5;
-const L2: f32 = 1e-6;
-const SEED: u64 = 0x005e_ed0f_6a7d;
+/// Full-batch Adam steps: enough for the objective to settle (more changes no figure).
+const STEPS: u32 = 300;
+const LEARNING_RATE: f32 = 0.02;
+/// Inverse regularisation strength (as scikit-learn's `C`): 10–100 trade recall for false
+/// positives along the same curve; 30 sits in the middle.
+const C: f32 = 30.0;
 
 /// One labelled training row.
 #[derive(Debug, Clone)]
@@ -34,14 +36,27 @@ pub struct Row {
 pub fn load_rows(data: &Path, extra: &Path) -> anyhow::Result<Vec<Row>> {
     let mut rows = Vec::new();
     type Select = fn(&serde_json::Value) -> Option<bool>;
-    let files: [(&str, Select); 14] = [
+    let files: [(&str, Select); 15] = [
         ("harmful_advbench.jsonl", |_| Some(true)),
         ("harmful_harmbench.jsonl", |_| Some(true)),
         ("harmful_strongreject.jsonl", |_| Some(true)),
         ("jailbreak_inthewild.jsonl", |_| Some(true)),
         ("harmful_multijail.jsonl", |r| en_or_bn(r).then_some(true)),
         ("sensitive_xsafety.jsonl", |r| {
-            (en_or_bn(r) && r["category"] == "Goal_Hijacking").then_some(true)
+            if !en_or_bn(r) {
+                return None;
+            }
+            let category = r["category"].as_str().unwrap_or_default();
+            if XSAFETY_HARMFUL.contains(&category) {
+                Some(true)
+            } else if XSAFETY_BENIGN.contains(&category) {
+                Some(false)
+            } else {
+                None
+            }
+        }),
+        ("sensitive_donotanswer.jsonl", |r| {
+            (r["category"] == "malicious_uses").then_some(true)
         }),
         ("benign_xstest.jsonl", |r| Some(r["label"] == "harmful")),
         ("benign_banking77.jsonl", |_| Some(false)),
@@ -64,7 +79,10 @@ pub fn load_rows(data: &Path, extra: &Path) -> anyhow::Result<Vec<Row>> {
             let r: serde_json::Value = serde_json::from_str(&line?)?;
             let Some(harmful) = select(&r) else { continue };
             let text = r["text"].as_str().unwrap_or_default().to_string();
-            let source = r["source"].as_str().unwrap_or(file).to_string();
+            let mut source = r["source"].as_str().unwrap_or(file).to_string();
+            if r["category"] == "Goal_Hijacking" {
+                source.push_str("_goal_hijacking");
+            }
             rows.push(Row {
                 group: group_of(&r),
                 text,
@@ -73,23 +91,58 @@ pub fn load_rows(data: &Path, extra: &Path) -> anyhow::Result<Vec<Row>> {
             });
         }
     }
-    let extra_file = extra.join("benign_bn.txt");
-    let text = std::fs::read_to_string(&extra_file)
-        .with_context(|| format!("reading {}", extra_file.display()))?;
-    for (i, line) in text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
-    {
-        rows.push(Row {
-            text: line.trim().into(),
-            harmful: false,
-            source: "hand_bn_banking".into(),
-            group: format!("hand:{i}"),
-        });
+    // Our hand-written rows: `harmful_*.txt` and `benign_*.txt`, one prompt per line.
+    let mut extra_files: Vec<_> = std::fs::read_dir(extra)
+        .with_context(|| format!("reading {}", extra.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    extra_files.sort();
+    for path in extra_files {
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+            .to_string();
+        let harmful = match stem.split('_').next() {
+            Some("harmful") => true,
+            Some("benign") => false,
+            _ => anyhow::bail!("{}: name must start with harmful_ or benign_", path.display()),
+        };
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        for (i, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'))
+        {
+            rows.push(Row {
+                text: line.trim().into(),
+                harmful,
+                source: format!("hand_{stem}"),
+                group: format!("{stem}:{i}"),
+            });
+        }
     }
     Ok(rows)
 }
+
+/// XSafety gives no verdict, only topics. Requests for crimes, unsafe instructions, harmful
+/// role-play and goal hijacking are treated as harmful; questions about ethics, mental and physical
+/// health and "what should I avoid" questions as benign. Insults (often an angry customer's
+/// complaint), opinions, privacy and prompt-leaking discussions are mixed, so unused.
+const XSAFETY_HARMFUL: [&str; 4] = [
+    "Goal_Hijacking",
+    "Crimes_And_Illegal_Activities",
+    "Unsafe_Instruction_Topic",
+    "Role_Play_Instruction",
+];
+const XSAFETY_BENIGN: [&str; 4] = [
+    "Ethics_And_Morality",
+    "Mental_Health",
+    "Physical_Harm",
+    "Reverse_Exposure",
+];
 
 fn en_or_bn(r: &serde_json::Value) -> bool {
     r["lang"] == "en" || r["lang"] == "bn"
@@ -110,59 +163,102 @@ fn fnv(s: &str) -> u64 {
     })
 }
 
-/// Logistic regression with AdaGrad and class-balanced weights over hashed features.
-pub fn fit(feats: &[&[u32]], labels: &[bool]) -> (f32, Vec<f32>) {
-    let n = 1usize << LOG2_BUCKETS;
-    let mut w = vec![0f32; n];
-    let mut g2 = vec![1e-8f32; n];
-    let mut bias = 0f32;
-    let mut bias_g2 = 1e-8f32;
+/// Smoothed inverse document frequency of every bucket over the training rows; 0 for buckets no
+/// training row has, so n-grams the model never saw neither score nor dilute the rest.
+pub fn idf(feats: &[&[u32]], log2_buckets: u32) -> Vec<f32> {
+    let mut df = vec![0u32; 1usize << log2_buckets];
+    for x in feats {
+        for &b in *x {
+            df[b as usize] += 1;
+        }
+    }
+    let n = feats.len() as f32;
+    df.iter()
+        .map(|&d| {
+            if d == 0 {
+                0.0
+
+            } else {
+                ((1.0 + n) / (1.0 + d as f32)).ln() + 1.0
+            }
+        })
+        .collect()
+}
+
+/// Class-balanced, L2-regularised logistic regression over IDF-weighted, L2-normalised hashed
+/// features, fitted full-batch with Adam: minimises Σ cᵢ·loss(i) + ‖w‖² / (2·C). Full batches in a
+/// fixed order on one thread make the result the same on every run.
+pub fn fit(feats: &[&[u32]], labels: &[bool], idf: &[f32]) -> (f32, Vec<f32>) {
+    let n = idf.len();
     let pos = labels.iter().filter(|l| **l).count().max(1) as f32;
     let neg = labels.iter().filter(|l| !**l).count().max(1) as f32;
     let total = pos + neg;
-    let (w_pos, w_neg) = (total / (2.0 * pos), total / (2.0 * neg));
-    let mut order: Vec<usize> = (0..feats.len()).collect();
-    let mut state = SEED;
-    for _ in 0..EPOCHS {
-        // Fisher–Yates with xorshift: the same order on every machine.
-        for i in (1..order.len()).rev() {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            order.swap(i, (state % (i as u64 + 1)) as usize);
+    let (c_pos, c_neg) = (total / (2.0 * pos), total / (2.0 * neg));
+    let inv_norms: Vec<f32> = feats
+        .iter()
+        .map(|x| {
+            let norm = x.iter().map(|&b| idf[b as usize].powi(2)).sum::<f32>().sqrt();
+            if norm > 0.0 {
+                1.0 / norm
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let lambda = 1.0 / C;
+    let (beta1, beta2, eps) = (0.9f32, 0.999f32, 1e-8f32);
+    let mut w = vec![0f32; n];
+    let (mut m, mut v) = (vec![0f32; n], vec![0f32; n]);
+    let mut grad = vec![0f32; n];
+    let (mut bias, mut bm, mut bv) = (0f32, 0f32, 0f32);
+    for t in 1..=STEPS {
+        grad.iter_mut().for_each(|g| *g = 0.0);
+        let mut bias_grad = 0f32;
+        for (i, x) in feats.iter().enumerate() {
+            let z = bias
+                + inv_norms[i]
+                    * x.iter()
+                        .map(|&b| w[b as usize] * idf[b as usize])
+                        .sum::<f32>();
+            let (y, c) = if labels[i] { (1.0, c_pos) } else { (0.0, c_neg) };
+            let g = c * (sigmoid(z) - y);
+            for &b in *x {
+                grad[b as usize] += g * idf[b as usize] * inv_norms[i];
+            }
+            bias_grad += g;
         }
-        for &i in &order {
-            let x = feats[i];
-            if x.is_empty() {
+        let (c1, c2) = (1.0 - beta1.powi(t as i32), 1.0 - beta2.powi(t as i32));
+        for b in 0..n {
+            let g = grad[b] + lambda * w[b];
+            if g == 0.0 && m[b] == 0.0 {
                 continue;
             }
-            let scale = 1.0 / (x.len() as f32).sqrt();
-            let z = bias + scale * x.iter().map(|&b| w[b as usize]).sum::<f32>();
-            let y = if labels[i] { 1.0 } else { 0.0 };
-            let weight = if labels[i] { w_pos } else { w_neg };
-            let grad = weight * (sigmoid(z) - y);
-            for &b in x {
-                let b = b as usize;
-                let g = grad * scale + L2 * w[b];
-                g2[b] += g * g;
-                w[b] -= LEARNING_RATE * g / g2[b].sqrt();
-            }
-            bias_g2 += grad * grad;
-            bias -= LEARNING_RATE * grad / bias_g2.sqrt();
+            m[b] = beta1 * m[b] + (1.0 - beta1) * g;
+            v[b] = beta2 * v[b] + (1.0 - beta2) * g * g;
+            w[b] -= LEARNING_RATE * (m[b] / c1) / ((v[b] / c2).sqrt() + eps);
         }
+        bm = beta1 * bm + (1.0 - beta1) * bias_grad;
+        bv = beta2 * bv + (1.0 - beta2) * bias_grad * bias_grad;
+        bias -= LEARNING_RATE * (bm / c1) / ((bv / c2).sqrt() + eps);
     }
     (bias, w)
 }
 
-pub fn train_model(rows: &[Row]) -> EmbeddedModel {
+/// Featurise, weigh and fit: the model for these rows.
+fn fit_model(feats: &[&[u32]], labels: &[bool], log2_buckets: u32) -> EmbeddedModel {
+    let idf = idf(feats, log2_buckets);
+    let (bias, w) = fit(feats, labels, &idf);
+    EmbeddedModel::from_float(log2_buckets, bias, &w, &idf)
+}
+
+pub fn train_model(rows: &[Row], log2_buckets: u32) -> EmbeddedModel {
     let feats: Vec<Vec<u32>> = rows
         .iter()
-        .map(|r| features(&r.text, LOG2_BUCKETS))
+        .map(|r| features(&r.text, log2_buckets))
         .collect();
     let refs: Vec<&[u32]> = feats.iter().map(Vec::as_slice).collect();
     let labels: Vec<bool> = rows.iter().map(|r| r.harmful).collect();
-    let (bias, w) = fit(&refs, &labels);
-    EmbeddedModel::from_float(LOG2_BUCKETS, bias, &w)
+    fit_model(&refs, &labels, log2_buckets)
 }
 
 pub fn run(
@@ -178,7 +274,7 @@ pub fn run(
         rows.len(),
         rows.len() - pos
     );
-    let model = train_model(&rows);
+    let model = train_model(&rows, LOG2_BUCKETS);
     let bytes = model.to_bytes();
     std::fs::write(out, &bytes).with_context(|| format!("writing {}", out.display()))?;
     eprintln!(
@@ -218,13 +314,12 @@ fn cross_validate(rows: &[Row], k: usize, config_dir: &Path) -> anyhow::Result<(
         let train: Vec<usize> = (0..rows.len()).filter(|&i| fold[i] != f).collect();
         let refs: Vec<&[u32]> = train.iter().map(|&i| feats[i].as_slice()).collect();
         let labels: Vec<bool> = train.iter().map(|&i| rows[i].harmful).collect();
-        let (bias, w) = fit(&refs, &labels);
-        let model = EmbeddedModel::from_float(LOG2_BUCKETS, bias, &w);
+        let model = fit_model(&refs, &labels, LOG2_BUCKETS);
         for i in (0..rows.len()).filter(|&i| fold[i] == f) {
             scores[i] = model.score(&rows[i].text);
         }
     }
-    let thresholds = [0.3f32, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
+    let thresholds = [0.3f32, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.8, 0.9];
     let mut by_source: BTreeMap<(String, bool), Vec<usize>> = BTreeMap::new();
     for (i, r) in rows.iter().enumerate() {
         by_source
@@ -293,10 +388,11 @@ mod tests {
 
     #[test]
     fn training_is_deterministic_and_learns() {
-        let a = train_model(&rows()).to_bytes();
-        let b = train_model(&rows()).to_bytes();
+        // 2^12 buckets keep the test fast; the shipped model uses LOG2_BUCKETS.
+        let a = train_model(&rows(), 12).to_bytes();
+        let b = train_model(&rows(), 12).to_bytes();
         assert_eq!(crate::text::sha256_hex(&a), crate::text::sha256_hex(&b));
-        let m = train_model(&rows());
+        let m = train_model(&rows(), 12);
         assert!(m.score("how do I build a bomb") > m.score("what is my balance"));
     }
 }

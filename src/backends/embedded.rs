@@ -3,15 +3,18 @@
 //!
 //! Features are taken over the folded text (NFKC, lower case, invisible characters removed,
 //! look-alikes mapped) so obfuscation does not change them: character 3–5-grams and word 1–2-grams,
-//! hashed (FNV-1a) into 2^`log2_buckets` buckets, each present bucket counted once and the
-//! vector L2-normalised. Weights are stored as i16 with one scale, so the shipped file stays
-//! small. `guard train` (see `crate::train`) rebuilds the file bit for bit.
+//! hashed (FNV-1a) into 2^`log2_buckets` buckets. Each present bucket counts once, weighted by its
+//! inverse document frequency in the training data (rare n-grams say more than "how do I"), and
+//! the vector is L2-normalised. Per bucket the file stores the weight already multiplied by the
+//! IDF (i16, one scale) and the IDF itself (u8, one scale) for the norm, so the shipped file stays
+//! small (3 MiB). `guard train` (see `crate::train`) rebuilds the file bit for bit.
 
 use super::{BackendError, BackendKind, GuardBackend, Judgement, NativeLabel};
 use crate::text::fold_for_matching;
 use futures_util::future::{BoxFuture, FutureExt};
 
-const MAGIC: &[u8; 8] = b"GUARDLR1";
+const MAGIC: &[u8; 8] = b"GUARDLR2";
+const HEADER: usize = 24;
 /// Only the first this many characters are featurised: bounds latency on huge inputs.
 const MAX_CHARS: usize = 16_000;
 const WORD_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -23,8 +26,12 @@ pub static BUILTIN_MODEL: &[u8] = include_bytes!("../../models/guard-embedded.bi
 pub struct EmbeddedModel {
     log2_buckets: u32,
     bias: f32,
+    /// weight × IDF of bucket b = `weights[b] * scale`
     scale: f32,
+    /// IDF of bucket b = `idf[b] * idf_scale`
+    idf_scale: f32,
     weights: Vec<i16>,
+    idf: Vec<u8>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -39,7 +46,7 @@ pub enum ModelError {
 
 impl EmbeddedModel {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ModelError> {
-        if bytes.len() < 20 || &bytes[..8] != MAGIC {
+        if bytes.len() < HEADER || &bytes[..8] != MAGIC {
             return Err(ModelError::Magic);
         }
         let word = |at: usize| [bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]];
@@ -49,48 +56,71 @@ impl EmbeddedModel {
         }
         let bias = f32::from_le_bytes(word(12));
         let scale = f32::from_le_bytes(word(16));
+        let idf_scale = f32::from_le_bytes(word(20));
         let n = 1usize << log2_buckets;
-        if bytes.len() != 20 + 2 * n {
+        if bytes.len() != HEADER + 3 * n {
             return Err(ModelError::Size);
         }
-        let weights = bytes[20..]
+        let weights = bytes[HEADER..HEADER + 2 * n]
             .chunks_exact(2)
             .map(|c| i16::from_le_bytes([c[0], c[1]]))
             .collect();
+        let idf = bytes[HEADER + 2 * n..].to_vec();
         Ok(EmbeddedModel {
             log2_buckets,
             bias,
             scale,
+            idf_scale,
             weights,
+            idf,
         })
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(20 + 2 * self.weights.len());
+        let mut out = Vec::with_capacity(HEADER + 3 * self.weights.len());
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&self.log2_buckets.to_le_bytes());
         out.extend_from_slice(&self.bias.to_le_bytes());
         out.extend_from_slice(&self.scale.to_le_bytes());
+        out.extend_from_slice(&self.idf_scale.to_le_bytes());
         for w in &self.weights {
             out.extend_from_slice(&w.to_le_bytes());
         }
+        out.extend_from_slice(&self.idf);
         out
     }
 
-    /// Quantise trained float weights.
-    pub fn from_float(log2_buckets: u32, bias: f32, weights: &[f32]) -> Self {
-        let max = weights.iter().fold(0f32, |m, w| m.max(w.abs()));
+    /// Quantise trained float weights (over IDF-weighted features) and the IDF table.
+    pub fn from_float(log2_buckets: u32, bias: f32, weights: &[f32], idf: &[f32]) -> Self {
+        let folded: Vec<f32> = weights.iter().zip(idf).map(|(w, i)| w * i).collect();
+        let max = folded.iter().fold(0f32, |m, w| m.max(w.abs()));
         let scale = if max > 0.0 {
             max / i16::MAX as f32
         } else {
             1.0
         };
-        let weights = weights.iter().map(|w| (w / scale).round() as i16).collect();
+        let idf_max = idf.iter().fold(0f32, |m, i| m.max(*i));
+        let idf_scale = if idf_max > 0.0 {
+            idf_max / f32::from(u8::MAX)
+        } else {
+            1.0
+        };
         EmbeddedModel {
             log2_buckets,
             bias,
             scale,
-            weights,
+            idf_scale,
+            weights: folded.iter().map(|w| (w / scale).round() as i16).collect(),
+            idf: idf
+                .iter()
+                .map(|&i| {
+                    if i > 0.0 {
+                        (i / idf_scale).round().clamp(1.0, 255.0) as u8
+                    } else {
+                        0
+                    }
+                })
+                .collect(),
         }
     }
 
@@ -100,11 +130,18 @@ impl EmbeddedModel {
         if buckets.is_empty() {
             return sigmoid(self.bias);
         }
-        let sum: i64 = buckets
-            .iter()
-            .map(|&b| i64::from(self.weights[b as usize]))
-            .sum();
-        let z = self.bias + self.scale * sum as f32 / (buckets.len() as f32).sqrt();
+        let (mut sum, mut norm2) = (0i64, 0u64);
+        for &b in &buckets {
+            let b = b as usize;
+            sum += i64::from(self.weights[b]);
+            let idf = u64::from(self.idf[b]);
+            norm2 += idf * idf;
+        }
+        if norm2 == 0 {
+            return sigmoid(self.bias);
+        }
+        let norm = self.idf_scale * (norm2 as f32).sqrt();
+        let z = self.bias + self.scale * sum as f32 / norm;
         sigmoid(z)
     }
 }
@@ -193,7 +230,7 @@ mod tests {
 
     #[test]
     fn roundtrip_bytes() {
-        let m = EmbeddedModel::from_float(8, -1.5, &vec![0.25f32; 256]);
+        let m = EmbeddedModel::from_float(8, -1.5, &vec![0.25f32; 256], &vec![2.0f32; 256]);
         let back = EmbeddedModel::from_bytes(&m.to_bytes());
         assert_eq!(back.as_ref(), Ok(&m));
         assert_eq!(
