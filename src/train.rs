@@ -1,12 +1,13 @@
 //! `guard train`: rebuild the embedded guard model from the labelled data, deterministically
 //! (fixed file order, fixed shuffle seed, no threads), and optionally cross-validate it.
 //!
-//! Positives: harmful requests (AdvBench, HarmBench, StrongREJECT), in-the-wild jailbreaks,
-//! MultiJail (en, bn), XSafety Goal_Hijacking (en, bn), XSTest unsafe contrasts. Negatives:
-//! Banking77, XSTest safe, NotInject, WildGuard benign, JailbreakBench benign, Hinglish-TOP English
-//! side, Lingua and Dakshina English/Bengali sentences, and our hand-written Bangla banking
-//! questions (`tools/training_extra/`). Translations of one prompt share a group, and a group
-//! stays in one fold.
+//! Harmful: AdvBench, HarmBench, StrongREJECT, in-the-wild jailbreaks, MultiJail (en, bn), XSafety
+//! (en, bn) goal hijacking, crimes, unsafe instructions and role-play, Do-Not-Answer malicious
+//! uses, XSTest unsafe contrasts, and our hand-written requests (`tools/training_extra/harmful_*`).
+//! Benign: Banking77, XSTest safe, NotInject, WildGuard benign, JailbreakBench benign, Hinglish-TOP
+//! English side, Lingua and Dakshina English/Bengali sentences, XSafety (en, bn) ethics, health and
+//! "what should I avoid" questions, and our hand-written prompts (`tools/training_extra/benign_*`).
+//! Translations of one prompt share a group, and a group stays in one fold.
 
 use crate::backends::embedded::{features, sigmoid, EmbeddedModel};
 use anyhow::Context;
@@ -82,6 +83,10 @@ pub fn load_rows(data: &Path, extra: &Path) -> anyhow::Result<Vec<Row>> {
             let mut source = r["source"].as_str().unwrap_or(file).to_string();
             if r["category"] == "Goal_Hijacking" {
                 source.push_str("_goal_hijacking");
+            }
+            if file.contains("multijail") || file.contains("xsafety") {
+                // Bilingual sources: report English and Bangla apart.
+                source = format!("{source} {}", r["lang"].as_str().unwrap_or_default());
             }
             rows.push(Row {
                 group: group_of(&r),
@@ -328,7 +333,7 @@ fn cross_validate(rows: &[Row], k: usize, config_dir: &Path) -> anyhow::Result<(
             .push(i);
     }
     println!("{k}-fold cross-validation, share flagged (signature hit, or P(unsafe) >= threshold)");
-    print!("{:28} {:>6} {:>7}", "source / label", "rows", "sig");
+    print!("{:34} {:>6} {:>7}", "source / label", "rows", "sig");
     for t in thresholds {
         print!(" {:>7}", format!(">={t}"));
     }
@@ -347,7 +352,7 @@ fn cross_validate(rows: &[Row], k: usize, config_dir: &Path) -> anyhow::Result<(
                 / idx.len() as f64
         };
         print!(
-            "{:28} {:>6} {:>6.1}%",
+            "{:34} {:>6} {:>6.1}%",
             format!("{source} {}", if *harmful { "harmful" } else { "benign" }),
             idx.len(),
             share(&|j, _| sig[j])
