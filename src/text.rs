@@ -122,10 +122,7 @@ pub fn fold_for_matching(text: &str) -> String {
         // Ordinary Bangla (with ASCII): NFKC would change nothing, skip it.
         // Bengali letters and dandas have no case, no look-alike mapping, are not invisible
         // and not white space: only the ASCII part needs work.
-        return collapse_whitespace(
-            text.chars().map(|c| c.to_ascii_lowercase()),
-            text.len(),
-        );
+        return collapse_whitespace(text.chars().map(|c| c.to_ascii_lowercase()), text.len());
     }
     fold_general(text)
 }
@@ -367,7 +364,10 @@ mod tests {
                 assert_eq!(fold_for_matching(&text), fold_general(&text), "{text:?}");
             }
         }
-        for text in ["আমার কার্ড হারিয়ে গেছে। PIN\u{0B}ভুলে", "Plain\r\nASCII \x0C text"] {
+        for text in [
+            "আমার কার্ড হারিয়ে গেছে। PIN\u{0B}ভুলে",
+            "Plain\r\nASCII \x0C text",
+        ] {
             assert_eq!(fold_for_matching(text), fold_general(text), "{text:?}");
         }
     }

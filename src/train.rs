@@ -96,7 +96,13 @@ pub fn load_rows(data: &Path, extra: &Path) -> anyhow::Result<Vec<Row>> {
             });
         }
     }
-    // Our hand-written rows: `harmful_*.txt` and `benign_*.txt`, one prompt per line.
+    rows.extend(load_hand_written(extra)?);
+    Ok(rows)
+}
+
+/// Our hand-written rows: `harmful_*.txt` and `benign_*.txt`, one prompt per line, `#` comments.
+fn load_hand_written(extra: &Path) -> anyhow::Result<Vec<Row>> {
+    let mut rows = Vec::new();
     let mut extra_files: Vec<_> = std::fs::read_dir(extra)
         .with_context(|| format!("reading {}", extra.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -112,7 +118,10 @@ pub fn load_rows(data: &Path, extra: &Path) -> anyhow::Result<Vec<Row>> {
         let harmful = match stem.split('_').next() {
             Some("harmful") => true,
             Some("benign") => false,
-            _ => anyhow::bail!("{}: name must start with harmful_ or benign_", path.display()),
+            _ => anyhow::bail!(
+                "{}: name must start with harmful_ or benign_",
+                path.display()
+            ),
         };
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("reading {}", path.display()))?;
@@ -182,7 +191,6 @@ pub fn idf(feats: &[&[u32]], log2_buckets: u32) -> Vec<f32> {
         .map(|&d| {
             if d == 0 {
                 0.0
-
             } else {
                 ((1.0 + n) / (1.0 + d as f32)).ln() + 1.0
             }
@@ -202,7 +210,11 @@ pub fn fit(feats: &[&[u32]], labels: &[bool], idf: &[f32]) -> (f32, Vec<f32>) {
     let inv_norms: Vec<f32> = feats
         .iter()
         .map(|x| {
-            let norm = x.iter().map(|&b| idf[b as usize].powi(2)).sum::<f32>().sqrt();
+            let norm = x
+                .iter()
+                .map(|&b| idf[b as usize].powi(2))
+                .sum::<f32>()
+                .sqrt();
             if norm > 0.0 {
                 1.0 / norm
             } else {
@@ -225,7 +237,11 @@ pub fn fit(feats: &[&[u32]], labels: &[bool], idf: &[f32]) -> (f32, Vec<f32>) {
                     * x.iter()
                         .map(|&b| w[b as usize] * idf[b as usize])
                         .sum::<f32>();
-            let (y, c) = if labels[i] { (1.0, c_pos) } else { (0.0, c_neg) };
+            let (y, c) = if labels[i] {
+                (1.0, c_pos)
+            } else {
+                (0.0, c_neg)
+            };
             let g = c * (sigmoid(z) - y);
             for &b in *x {
                 grad[b as usize] += g * idf[b as usize] * inv_norms[i];
@@ -389,6 +405,26 @@ mod tests {
         let mut rows: Vec<Row> = harmful.iter().enumerate().map(|r| row(r, true)).collect();
         rows.extend(benign.iter().enumerate().map(|r| row(r, false)));
         rows
+    }
+
+    #[test]
+    fn hand_written_files_are_labelled_by_name() -> anyhow::Result<()> {
+        let dir = std::env::temp_dir().join(format!("guard-train-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(dir.join("harmful_x.txt"), "# note\nsteal a card\n\n")?;
+        std::fs::write(dir.join("benign_x.txt"), "block my card\n")?;
+        std::fs::write(dir.join("notes.md"), "ignored: not .txt\n")?;
+        let rows = load_hand_written(&dir)?;
+        let got: Vec<(&str, bool)> = rows.iter().map(|r| (r.text.as_str(), r.harmful)).collect();
+        assert_eq!(got, [("block my card", false), ("steal a card", true)]);
+        std::fs::write(dir.join("misc.txt"), "which label?\n")?;
+        let err = match load_hand_written(&dir) {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains("harmful_ or benign_"), "{err}");
+        std::fs::remove_dir_all(&dir)?;
+        Ok(())
     }
 
     #[test]
