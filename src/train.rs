@@ -1,5 +1,5 @@
 //! `guard train`: rebuild the embedded guard model from the labelled data, deterministically
-//! (fixed file order, fixed shuffle seed, no threads), and optionally cross-validate it.
+//! (fixed file order, full-batch fit, one thread), and optionally cross-validate it.
 //!
 //! Harmful: AdvBench, HarmBench, StrongREJECT, in-the-wild jailbreaks, MultiJail (en, bn), XSafety
 //! (en, bn) goal hijacking, crimes, unsafe instructions and role-play, Do-Not-Answer malicious
