@@ -1,6 +1,6 @@
 //! The command line: `serve`, `screen`, `check-config`, `train`, `eval`.
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -43,30 +43,7 @@ pub enum Command {
     /// Validate every product, wordlist and judge prompt; report all problems at once.
     CheckConfig,
     /// Run the YAML eval suites; fail when a group drops below its recorded baseline.
-    Eval {
-        /// Suite files or directories (default: tests/evals).
-        paths: Vec<PathBuf>,
-        #[arg(long, default_value = "tests/evals/baseline.json")]
-        baseline: PathBuf,
-        /// Write a JUnit XML report.
-        #[arg(long)]
-        junit: Option<PathBuf>,
-        /// Write a JSON report (`cases`, `groups` with passed/total/score/baseline, failures).
-        #[arg(long)]
-        json: Option<PathBuf>,
-        /// Record groups that improved; never lowers one.
-        #[arg(long)]
-        update_baseline: bool,
-        /// Rerun failed model cases up to N times before they count.
-        #[arg(long, default_value_t = 0)]
-        rerun_failures: u32,
-        /// Cases run at once.
-        #[arg(long, default_value_t = 8)]
-        concurrency: usize,
-        /// One case at a time (a shared, rate-limited model key).
-        #[arg(long)]
-        sequential: bool,
-    },
+    Eval(EvalArgs),
     /// Train the embedded guard model from the labelled data (deterministic).
     Train {
         /// The labelled data folder.
@@ -79,4 +56,54 @@ pub enum Command {
         #[arg(long)]
         cv: Option<usize>,
     },
+}
+
+/// `guard eval` options as typed; [`EvalArgs::into_options`] applies the defaults.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// Suite files or directories (default: tests/evals).
+    pub paths: Vec<PathBuf>,
+    #[arg(long, default_value = "tests/evals/baseline.json")]
+    pub baseline: PathBuf,
+    /// Write a JUnit XML report.
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
+    /// Write a JSON report (`cases`, `groups` with passed/total/score/baseline, failures).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Record groups that improved; never lowers one.
+    #[arg(long)]
+    pub update_baseline: bool,
+    /// Rerun failed model cases up to N times before they count.
+    #[arg(long, default_value_t = 0)]
+    pub rerun_failures: u32,
+    /// Cases run at once.
+    #[arg(long, default_value_t = 8)]
+    pub concurrency: usize,
+    /// One case at a time (a shared, rate-limited model key).
+    #[arg(long)]
+    pub sequential: bool,
+}
+
+impl EvalArgs {
+    pub fn into_options(self) -> crate::eval::EvalOptions {
+        let paths = if self.paths.is_empty() {
+            vec![PathBuf::from("tests/evals")]
+        } else {
+            self.paths
+        };
+        crate::eval::EvalOptions {
+            paths,
+            baseline: self.baseline,
+            junit: self.junit,
+            json: self.json,
+            update_baseline: self.update_baseline,
+            rerun_failures: self.rerun_failures,
+            concurrency: if self.sequential {
+                1
+            } else {
+                self.concurrency.max(1)
+            },
+        }
+    }
 }

@@ -57,33 +57,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             text,
         )),
         Command::CheckConfig => check_config(cli.config_dir),
-        Command::Eval {
-            paths,
-            baseline,
-            junit,
-            json,
-            update_baseline,
-            rerun_failures,
-            concurrency,
-            sequential,
-        } => {
+        Command::Eval(args) => {
             drop(runtime);
-            let paths = if paths.is_empty() {
-                vec![std::path::PathBuf::from("tests/evals")]
-            } else {
-                paths
-            };
-            let concurrency = if sequential { 1 } else { concurrency.max(1) };
-            let opts = eval::EvalOptions {
-                paths,
-                baseline,
-                junit,
-                json,
-                update_baseline,
-                rerun_failures,
-                concurrency,
-            };
-            eval::run_cli(&cli.config_dir, opts)
+            eval::run_cli(&cli.config_dir, args.into_options())
         }
         Command::Train { data, out, cv } => train::run(&data, &out, cv, &cli.config_dir),
     }
