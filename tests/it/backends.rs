@@ -1,10 +1,10 @@
 //! Remote guard backends against local mock servers (127.0.0.1): normal answers, logprobs,
 //! borderline, HTTP 500, garbage, wrong schema, connection refused, timeouts, card masking.
 
-use crate::harness::{app_for, screen, state_for, with_guard, TempConfig};
+use crate::harness::{app_for, screen, state_for, timed_screen, with_guard, TempConfig};
 use guard::config::Overrides;
 use serde_json::json;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -124,13 +124,11 @@ async fn a_slow_guard_blocks_within_its_timeout() {
     .await;
     let cfg = config_with(llama_guard(&server.uri(), 200));
     let app = app_for(state_for(cfg.path(), Overrides::default())).await;
-    let started = Instant::now();
-    let (_, v) = screen(
+    let (v, elapsed) = timed_screen(
         &app,
         json!({"product": "wallet-assistant", "text": "how do I check my balance"}),
     )
     .await;
-    let elapsed = started.elapsed();
     assert_eq!(v["reason"], "guard_unavailable", "{v}");
     // The verdict arrives at the timeout, not after the model's 5 s (generous margin for CI).
     assert!(elapsed < Duration::from_millis(2000), "{elapsed:?}");

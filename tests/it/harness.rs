@@ -128,6 +128,20 @@ where
     )
 }
 
+/// [`screen`], also returning how long the verdict took (for timeout tests).
+pub async fn timed_screen<S, B>(
+    app: &S,
+    body: serde_json::Value,
+) -> (serde_json::Value, std::time::Duration)
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: actix_web::body::MessageBody,
+{
+    let started = std::time::Instant::now();
+    let (_, verdict) = screen(app, body).await;
+    (verdict, started.elapsed())
+}
+
 pub async fn app_for(
     state: web::Data<AppState>,
 ) -> impl Service<
