@@ -52,3 +52,15 @@ fn fold_only(bencher: divan::Bencher, case: &str) {
     let text = if case == "en_100" { EN } else { BN };
     bencher.bench(|| guard::text::fold_for_matching(divan::black_box(text)));
 }
+
+/// The token-vector part of the model alone (on the folded text): its share of `model_only`.
+#[divan::bench(args = ["en_100", "bn_100"])]
+fn token_vectors_only(bencher: divan::Bencher, case: &str) {
+    let text = if case == "en_100" { EN } else { BN };
+    let folded = guard::text::fold_for_matching(text);
+    let vectors = match guard::backends::token_vectors::builtin() {
+        Ok(v) => v,
+        Err(e) => panic!("{e}"),
+    };
+    bencher.bench(|| vectors.embed(divan::black_box(&folded)));
+}

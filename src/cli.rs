@@ -55,6 +55,10 @@ pub enum Command {
         /// Also run k-fold cross-validation and print per-source figures.
         #[arg(long)]
         cv: Option<usize>,
+        /// With --cv: write every row's held-out score as JSON lines (source, label, signature
+        /// hit, score, text), for error analysis.
+        #[arg(long, requires = "cv")]
+        cv_scores: Option<PathBuf>,
     },
 }
 

@@ -61,7 +61,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             drop(runtime);
             eval::run_cli(&cli.config_dir, args.into_options())
         }
-        Command::Train { data, out, cv } => train::run(&data, &out, cv, &cli.config_dir),
+        Command::Train {
+            data,
+            out,
+            cv,
+            cv_scores,
+        } => train::run(&data, &out, cv, cv_scores.as_deref(), &cli.config_dir),
     }
 }
 

@@ -7,9 +7,11 @@
 //! Benign: Banking77, XSTest safe, NotInject, WildGuard benign, JailbreakBench benign, Hinglish-TOP
 //! English side, Lingua and Dakshina English/Bengali sentences, XSafety (en, bn) ethics, health and
 //! "what should I avoid" questions, and our hand-written prompts (`tools/training_extra/benign_*`).
-//! Translations of one prompt share a group, and a group stays in one fold.
+//! Translations of one prompt share a group, and a group stays in one fold. The token vectors
+//! built into the binary (`crate::backends::token_vectors`) are an input of the fit, not trained.
 
-use crate::backends::embedded::{features, sigmoid, EmbeddedModel};
+use crate::backends::embedded::{featurise, sigmoid, EmbeddedModel};
+use crate::backends::token_vectors::{self, TokenVectors};
 use anyhow::Context;
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -198,19 +200,74 @@ pub fn idf(feats: &[&[u32]], log2_buckets: u32) -> Vec<f32> {
         .collect()
 }
 
+/// One training row's features: n-gram buckets and, when the model uses token vectors and the
+/// row has a known English word, its token-vector part.
+#[derive(Debug, Clone, Copy)]
+pub struct Features<'a> {
+    pub buckets: &'a [u32],
+    pub dense: Option<&'a [f32]>,
+}
+
+/// What [`fit`] returns: the bias, one weight per bucket, one per token-vector dimension.
+pub struct Fitted {
+    pub bias: f32,
+    pub weights: Vec<f32>,
+    pub dense: Vec<f32>,
+}
+
+/// Adam's state for one block of parameters.
+struct Adam {
+    m: Vec<f32>,
+    v: Vec<f32>,
+}
+
+impl Adam {
+    const BETA1: f32 = 0.9;
+    const BETA2: f32 = 0.999;
+
+    fn new(n: usize) -> Self {
+        Adam {
+            m: vec![0.0; n],
+            v: vec![0.0; n],
+        }
+    }
+
+    /// One step at time `t` (from 1) on the loss gradient `grad` plus the L2 term `lambda`·p.
+    fn step(&mut self, t: u32, params: &mut [f32], grad: &[f32], lambda: f32) {
+        let c1 = 1.0 - Self::BETA1.powi(t as i32);
+        let c2 = 1.0 - Self::BETA2.powi(t as i32);
+        for (((p, g), m), v) in params
+            .iter_mut()
+            .zip(grad)
+            .zip(&mut self.m)
+            .zip(&mut self.v)
+        {
+            let g = g + lambda * *p;
+            if g == 0.0 && *m == 0.0 {
+                continue;
+            }
+            *m = Self::BETA1 * *m + (1.0 - Self::BETA1) * g;
+            *v = Self::BETA2 * *v + (1.0 - Self::BETA2) * g * g;
+            *p -= LEARNING_RATE * (*m / c1) / ((*v / c2).sqrt() + 1e-8);
+        }
+    }
+}
+
 /// Class-balanced, L2-regularised logistic regression over IDF-weighted, L2-normalised hashed
-/// features, fitted full-batch with Adam: minimises Σ cᵢ·loss(i) + ‖w‖² / (2·C). Full batches in a
-/// fixed order on one thread make the result the same on every run.
-pub fn fit(feats: &[&[u32]], labels: &[bool], idf: &[f32]) -> (f32, Vec<f32>) {
+/// features plus the token-vector part, fitted full-batch with Adam: minimises
+/// Σ cᵢ·loss(i) + ‖w‖² / (2·C). Full batches in a fixed order on one thread make the result the
+/// same on every run.
+pub fn fit(rows: &[Features], labels: &[bool], idf: &[f32], dims: usize) -> Fitted {
     let n = idf.len();
     let pos = labels.iter().filter(|l| **l).count().max(1) as f32;
     let neg = labels.iter().filter(|l| !**l).count().max(1) as f32;
     let total = pos + neg;
     let (c_pos, c_neg) = (total / (2.0 * pos), total / (2.0 * neg));
-    let inv_norms: Vec<f32> = feats
+    let inv_norms: Vec<f32> = rows
         .iter()
         .map(|x| {
             let norm = x
+                .buckets
                 .iter()
                 .map(|&b| idf[b as usize].powi(2))
                 .sum::<f32>()
@@ -223,69 +280,99 @@ pub fn fit(feats: &[&[u32]], labels: &[bool], idf: &[f32]) -> (f32, Vec<f32>) {
         })
         .collect();
     let lambda = 1.0 / C;
-    let (beta1, beta2, eps) = (0.9f32, 0.999f32, 1e-8f32);
     let mut w = vec![0f32; n];
-    let (mut m, mut v) = (vec![0f32; n], vec![0f32; n]);
+    let mut u = vec![0f32; dims];
+    let mut bias = [0f32];
+    let (mut adam_w, mut adam_u, mut adam_b) = (Adam::new(n), Adam::new(dims), Adam::new(1));
     let mut grad = vec![0f32; n];
-    let (mut bias, mut bm, mut bv) = (0f32, 0f32, 0f32);
+    let mut grad_u = vec![0f32; dims];
     for t in 1..=STEPS {
         grad.iter_mut().for_each(|g| *g = 0.0);
+        grad_u.iter_mut().for_each(|g| *g = 0.0);
         let mut bias_grad = 0f32;
-        for (i, x) in feats.iter().enumerate() {
-            let z = bias
+        for (i, x) in rows.iter().enumerate() {
+            let mut z = bias[0]
                 + inv_norms[i]
-                    * x.iter()
+                    * x.buckets
+                        .iter()
                         .map(|&b| w[b as usize] * idf[b as usize])
                         .sum::<f32>();
+            if let Some(d) = x.dense {
+                z += u.iter().zip(d).map(|(a, b)| a * b).sum::<f32>();
+            }
             let (y, c) = if labels[i] {
                 (1.0, c_pos)
             } else {
                 (0.0, c_neg)
             };
             let g = c * (sigmoid(z) - y);
-            for &b in *x {
+            for &b in x.buckets {
                 grad[b as usize] += g * idf[b as usize] * inv_norms[i];
+            }
+            if let Some(d) = x.dense {
+                grad_u.iter_mut().zip(d).for_each(|(gu, x)| *gu += g * x);
             }
             bias_grad += g;
         }
-        let (c1, c2) = (1.0 - beta1.powi(t as i32), 1.0 - beta2.powi(t as i32));
-        for b in 0..n {
-            let g = grad[b] + lambda * w[b];
-            if g == 0.0 && m[b] == 0.0 {
-                continue;
-            }
-            m[b] = beta1 * m[b] + (1.0 - beta1) * g;
-            v[b] = beta2 * v[b] + (1.0 - beta2) * g * g;
-            w[b] -= LEARNING_RATE * (m[b] / c1) / ((v[b] / c2).sqrt() + eps);
-        }
-        bm = beta1 * bm + (1.0 - beta1) * bias_grad;
-        bv = beta2 * bv + (1.0 - beta2) * bias_grad * bias_grad;
-        bias -= LEARNING_RATE * (bm / c1) / ((bv / c2).sqrt() + eps);
+        adam_w.step(t, &mut w, &grad, lambda);
+        adam_u.step(t, &mut u, &grad_u, lambda);
+        adam_b.step(t, &mut bias, &[bias_grad], 0.0);
     }
-    (bias, w)
+    Fitted {
+        bias: bias[0],
+        weights: w,
+        dense: u,
+    }
 }
 
-/// Featurise, weigh and fit: the model for these rows.
-fn fit_model(feats: &[&[u32]], labels: &[bool], log2_buckets: u32) -> EmbeddedModel {
-    let idf = idf(feats, log2_buckets);
-    let (bias, w) = fit(feats, labels, &idf);
-    EmbeddedModel::from_float(log2_buckets, bias, &w, &idf)
+/// Weigh and fit: the model for these rows.
+fn fit_model(
+    rows: &[Features],
+    labels: &[bool],
+    log2_buckets: u32,
+    vectors: Option<&'static TokenVectors>,
+) -> EmbeddedModel {
+    let buckets: Vec<&[u32]> = rows.iter().map(|r| r.buckets).collect();
+    let idf = idf(&buckets, log2_buckets);
+    let dims = vectors.map_or(0, TokenVectors::dims);
+    let f = fit(rows, labels, &idf, dims);
+    EmbeddedModel::from_float(log2_buckets, f.bias, &f.weights, &idf, f.dense, vectors)
 }
 
-pub fn train_model(rows: &[Row], log2_buckets: u32) -> EmbeddedModel {
-    let feats: Vec<Vec<u32>> = rows
-        .iter()
-        .map(|r| features(&r.text, log2_buckets))
-        .collect();
-    let refs: Vec<&[u32]> = feats.iter().map(Vec::as_slice).collect();
+/// Every row's features, computed once.
+fn featurise_all(
+    rows: &[Row],
+    log2_buckets: u32,
+    vectors: Option<&TokenVectors>,
+) -> Vec<(Vec<u32>, Option<Vec<f32>>)> {
+    rows.iter()
+        .map(|r| featurise(&r.text, log2_buckets, vectors))
+        .collect()
+}
+
+fn as_features(f: &(Vec<u32>, Option<Vec<f32>>)) -> Features<'_> {
+    Features {
+        buckets: &f.0,
+        dense: f.1.as_deref(),
+    }
+}
+
+pub fn train_model(
+    rows: &[Row],
+    log2_buckets: u32,
+    vectors: Option<&'static TokenVectors>,
+) -> EmbeddedModel {
+    let feats = featurise_all(rows, log2_buckets, vectors);
+    let refs: Vec<Features> = feats.iter().map(as_features).collect();
     let labels: Vec<bool> = rows.iter().map(|r| r.harmful).collect();
-    fit_model(&refs, &labels, log2_buckets)
+    fit_model(&refs, &labels, log2_buckets, vectors)
 }
 
 pub fn run(
     data: &Path,
     out: &Path,
     cv: Option<usize>,
+    cv_scores: Option<&Path>,
     config_dir: &Path,
 ) -> anyhow::Result<ExitCode> {
     let rows = load_rows(data, &config_dir.join("tools/training_extra"))?;
@@ -295,7 +382,8 @@ pub fn run(
         rows.len(),
         rows.len() - pos
     );
-    let model = train_model(&rows, LOG2_BUCKETS);
+    let vectors = token_vectors::builtin()?;
+    let model = train_model(&rows, LOG2_BUCKETS, Some(vectors));
     let bytes = model.to_bytes();
     std::fs::write(out, &bytes).with_context(|| format!("writing {}", out.display()))?;
     eprintln!(
@@ -305,14 +393,20 @@ pub fn run(
         crate::text::sha256_hex(&bytes)
     );
     if let Some(k) = cv {
-        cross_validate(&rows, k.max(2), config_dir)?;
+        cross_validate(&rows, k.max(2), config_dir, vectors, cv_scores)?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// k-fold cross-validation by group; per source, the share flagged (signature hit or
 /// P(unsafe) ≥ threshold) at several thresholds.
-fn cross_validate(rows: &[Row], k: usize, config_dir: &Path) -> anyhow::Result<()> {
+fn cross_validate(
+    rows: &[Row],
+    k: usize,
+    config_dir: &Path,
+    vectors: &'static TokenVectors,
+    scores_out: Option<&Path>,
+) -> anyhow::Result<()> {
     let http = reqwest::Client::new();
     let config = crate::config::load(config_dir, &Default::default(), &http)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -322,10 +416,7 @@ fn cross_validate(rows: &[Row], k: usize, config_dir: &Path) -> anyhow::Result<(
         .next()
         .map(|p| p.signatures.clone())
         .context("no product")?;
-    let feats: Vec<Vec<u32>> = rows
-        .iter()
-        .map(|r| features(&r.text, LOG2_BUCKETS))
-        .collect();
+    let feats = featurise_all(rows, LOG2_BUCKETS, Some(vectors));
     let fold: Vec<usize> = rows
         .iter()
         .map(|r| (fnv(&r.group) % k as u64) as usize)
@@ -333,14 +424,32 @@ fn cross_validate(rows: &[Row], k: usize, config_dir: &Path) -> anyhow::Result<(
     let mut scores = vec![0f32; rows.len()];
     for f in 0..k {
         let train: Vec<usize> = (0..rows.len()).filter(|&i| fold[i] != f).collect();
-        let refs: Vec<&[u32]> = train.iter().map(|&i| feats[i].as_slice()).collect();
+        let refs: Vec<Features> = train.iter().map(|&i| as_features(&feats[i])).collect();
         let labels: Vec<bool> = train.iter().map(|&i| rows[i].harmful).collect();
-        let model = fit_model(&refs, &labels, LOG2_BUCKETS);
+        let model = fit_model(&refs, &labels, LOG2_BUCKETS, Some(vectors));
         for i in (0..rows.len()).filter(|&i| fold[i] == f) {
             scores[i] = model.score(&rows[i].text);
         }
     }
-    let thresholds = [0.3f32, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.8, 0.9];
+    let sig: Vec<bool> = rows
+        .iter()
+        .map(|r| {
+            signatures
+                .evaluate(&crate::text::normalise(&r.text))
+                .is_some()
+        })
+        .collect();
+    if let Some(path) = scores_out {
+        let mut out = String::new();
+        for (i, r) in rows.iter().enumerate() {
+            let line = serde_json::json!({"source": r.source, "harmful": r.harmful,
+                "signature": sig[i], "score": scores[i], "text": r.text});
+            out.push_str(&line.to_string());
+            out.push('\n');
+        }
+        std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))?;
+    }
+    let thresholds = [0.3f32, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8, 0.9];
     let mut by_source: BTreeMap<(String, bool), Vec<usize>> = BTreeMap::new();
     for (i, r) in rows.iter().enumerate() {
         by_source
@@ -355,26 +464,17 @@ fn cross_validate(rows: &[Row], k: usize, config_dir: &Path) -> anyhow::Result<(
     }
     println!();
     for ((source, harmful), idx) in &by_source {
-        let sig: Vec<bool> = idx
-            .iter()
-            .map(|&i| {
-                signatures
-                    .evaluate(&crate::text::normalise(&rows[i].text))
-                    .is_some()
-            })
-            .collect();
-        let share = |f: &dyn Fn(usize, usize) -> bool| {
-            100.0 * idx.iter().enumerate().filter(|(j, &i)| f(*j, i)).count() as f64
-                / idx.len() as f64
+        let share = |f: &dyn Fn(usize) -> bool| {
+            100.0 * idx.iter().filter(|&&i| f(i)).count() as f64 / idx.len() as f64
         };
         print!(
             "{:34} {:>6} {:>6.1}%",
             format!("{source} {}", if *harmful { "harmful" } else { "benign" }),
             idx.len(),
-            share(&|j, _| sig[j])
+            share(&|i| sig[i])
         );
         for t in thresholds {
-            print!(" {:>6.1}%", share(&|j, i| sig[j] || scores[i] >= t));
+            print!(" {:>6.1}%", share(&|i| sig[i] || scores[i] >= t));
         }
         println!();
     }
@@ -430,10 +530,13 @@ mod tests {
     #[test]
     fn training_is_deterministic_and_learns() {
         // 2^12 buckets keep the test fast; the shipped model uses LOG2_BUCKETS.
-        let a = train_model(&rows(), 12).to_bytes();
-        let b = train_model(&rows(), 12).to_bytes();
-        assert_eq!(crate::text::sha256_hex(&a), crate::text::sha256_hex(&b));
-        let m = train_model(&rows(), 12);
-        assert!(m.score("how do I build a bomb") > m.score("what is my balance"));
+        for vectors in [None, token_vectors::builtin().ok()] {
+            let a = train_model(&rows(), 12, vectors).to_bytes();
+            let b = train_model(&rows(), 12, vectors).to_bytes();
+            assert_eq!(crate::text::sha256_hex(&a), crate::text::sha256_hex(&b));
+            let m = train_model(&rows(), 12, vectors);
+            assert!(m.score("how do I build a bomb") > m.score("what is my balance"));
+            assert_eq!(m.vectors().is_some(), vectors.is_some());
+        }
     }
 }

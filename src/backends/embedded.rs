@@ -7,14 +7,27 @@
 //! inverse document frequency in the training data (rare n-grams say more than "how do I"), and
 //! the vector is L2-normalised. Per bucket the file stores the weight already multiplied by the
 //! IDF (i16, one scale) and the IDF itself (u8, one scale) for the norm, so the shipped file stays
-//! small (3 MiB). `guard train` (see `crate::train`) rebuilds the file bit for bit.
+//! small (3 MiB).
+//!
+//! Beside the n-grams, the English words of the question are looked up in pretrained static
+//! token vectors (`super::token_vectors`, built into the binary), and their mean vector gets
+//! 128 weights of its own. In cross-validation at equal false positives this raised HarmBench,
+//! StrongREJECT and MultiJail recall by several points (`models/README.md`). A model file names
+//! the vectors it was trained with by fingerprint and refuses to load against others.
+//!
+//! `guard train` (see `crate::train`) rebuilds the file bit for bit.
 
+use super::token_vectors::TokenVectors;
 use super::{BackendError, BackendKind, GuardBackend, Judgement, NativeLabel};
 use crate::text::fold_for_matching;
 use futures_util::future::{BoxFuture, FutureExt};
 
-const MAGIC: &[u8; 8] = b"GUARDLR2";
-const HEADER: usize = 24;
+const MAGIC: &[u8; 8] = b"GUARDLR3";
+/// magic, log2_buckets, bias, scale, idf_scale, dense dims (u32), vectors fingerprint (u64)
+const HEADER: usize = 36;
+/// The token-vector part is scaled by this against the unit-length n-gram part (tuned in
+/// cross-validation: 1–2 all help; the L2 penalty then weighs both parts alike).
+pub const DENSE_WEIGHT: f32 = 1.5;
 /// Only the first this many characters are featurised: bounds latency on huge inputs.
 const MAX_CHARS: usize = 16_000;
 const WORD_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -32,9 +45,12 @@ pub struct EmbeddedModel {
     idf_scale: f32,
     weights: Vec<i16>,
     idf: Vec<u8>,
+    /// One weight per token-vector dimension (empty: the model uses no vectors).
+    dense: Vec<f32>,
+    vectors: Option<&'static TokenVectors>,
 }
 
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum ModelError {
     #[error("not a guard model file (bad magic)")]
     Magic,
@@ -42,6 +58,8 @@ pub enum ModelError {
     Size,
     #[error("bucket count 2^{0} is out of range (8..=24)")]
     Buckets(u32),
+    #[error("the model was trained with other token vectors (fingerprint {0:016x})")]
+    Vectors(u64),
 }
 
 impl EmbeddedModel {
@@ -57,15 +75,32 @@ impl EmbeddedModel {
         let bias = f32::from_le_bytes(word(12));
         let scale = f32::from_le_bytes(word(16));
         let idf_scale = f32::from_le_bytes(word(20));
+        let dims = u32::from_le_bytes(word(24)) as usize;
+        let fingerprint = u64::from_le_bytes([
+            bytes[28], bytes[29], bytes[30], bytes[31], bytes[32], bytes[33], bytes[34], bytes[35],
+        ]);
         let n = 1usize << log2_buckets;
-        if bytes.len() != HEADER + 3 * n {
+        if bytes.len() != HEADER + 3 * n + 4 * dims {
             return Err(ModelError::Size);
         }
+        let vectors = if dims == 0 {
+            None
+        } else {
+            let v = super::token_vectors::builtin()?;
+            if v.dims() != dims || v.fingerprint() != fingerprint {
+                return Err(ModelError::Vectors(fingerprint));
+            }
+            Some(v)
+        };
         let weights = bytes[HEADER..HEADER + 2 * n]
             .chunks_exact(2)
             .map(|c| i16::from_le_bytes([c[0], c[1]]))
             .collect();
-        let idf = bytes[HEADER + 2 * n..].to_vec();
+        let idf = bytes[HEADER + 2 * n..HEADER + 3 * n].to_vec();
+        let dense = bytes[HEADER + 3 * n..]
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
         Ok(EmbeddedModel {
             log2_buckets,
             bias,
@@ -73,25 +108,41 @@ impl EmbeddedModel {
             idf_scale,
             weights,
             idf,
+            dense,
+            vectors,
         })
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(HEADER + 3 * self.weights.len());
+        let mut out = Vec::with_capacity(HEADER + 3 * self.weights.len() + 4 * self.dense.len());
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&self.log2_buckets.to_le_bytes());
         out.extend_from_slice(&self.bias.to_le_bytes());
         out.extend_from_slice(&self.scale.to_le_bytes());
         out.extend_from_slice(&self.idf_scale.to_le_bytes());
+        out.extend_from_slice(&(self.dense.len() as u32).to_le_bytes());
+        let fingerprint = self.vectors.map_or(0, TokenVectors::fingerprint);
+        out.extend_from_slice(&fingerprint.to_le_bytes());
         for w in &self.weights {
             out.extend_from_slice(&w.to_le_bytes());
         }
         out.extend_from_slice(&self.idf);
+        for d in &self.dense {
+            out.extend_from_slice(&d.to_le_bytes());
+        }
         out
     }
 
-    /// Quantise trained float weights (over IDF-weighted features) and the IDF table.
-    pub fn from_float(log2_buckets: u32, bias: f32, weights: &[f32], idf: &[f32]) -> Self {
+    /// Quantise trained float weights (over IDF-weighted features) and the IDF table; `dense` are
+    /// the token-vector weights (empty without `vectors`).
+    pub fn from_float(
+        log2_buckets: u32,
+        bias: f32,
+        weights: &[f32],
+        idf: &[f32],
+        dense: Vec<f32>,
+        vectors: Option<&'static TokenVectors>,
+    ) -> Self {
         let folded: Vec<f32> = weights.iter().zip(idf).map(|(w, i)| w * i).collect();
         let max = folded.iter().fold(0f32, |m, w| m.max(w.abs()));
         let scale = if max > 0.0 {
@@ -99,6 +150,7 @@ impl EmbeddedModel {
         } else {
             1.0
         };
+        let dense_is_empty = dense.is_empty();
         let idf_max = idf.iter().fold(0f32, |m, i| m.max(*i));
         let idf_scale = if idf_max > 0.0 {
             idf_max / f32::from(u8::MAX)
@@ -121,6 +173,8 @@ impl EmbeddedModel {
                     }
                 })
                 .collect(),
+            dense,
+            vectors: vectors.filter(|_| !dense_is_empty),
         }
     }
 
@@ -142,10 +196,7 @@ impl EmbeddedModel {
     }
 
     fn score_window(&self, text: &str) -> f32 {
-        let buckets = features(text, self.log2_buckets);
-        if buckets.is_empty() {
-            return sigmoid(self.bias);
-        }
+        let (buckets, dense) = featurise(text, self.log2_buckets, self.vectors);
         let (mut sum, mut norm2) = (0i64, 0u64);
         for &b in &buckets {
             let b = b as usize;
@@ -153,12 +204,19 @@ impl EmbeddedModel {
             let idf = u64::from(self.idf[b]);
             norm2 += idf * idf;
         }
-        if norm2 == 0 {
-            return sigmoid(self.bias);
+        let mut z = self.bias;
+        if norm2 > 0 {
+            z += self.scale * sum as f32 / (self.idf_scale * (norm2 as f32).sqrt());
         }
-        let norm = self.idf_scale * (norm2 as f32).sqrt();
-        let z = self.bias + self.scale * sum as f32 / norm;
+        if let Some(d) = dense {
+            z += self.dense.iter().zip(&d).map(|(w, x)| w * x).sum::<f32>();
+        }
         sigmoid(z)
+    }
+
+    /// The token vectors this model reads, if any.
+    pub fn vectors(&self) -> Option<&'static TokenVectors> {
+        self.vectors
     }
 }
 
@@ -201,7 +259,30 @@ pub fn sigmoid(z: f32) -> f32 {
 
 /// The sorted, de-duplicated feature buckets of a text.
 pub fn features(text: &str, log2_buckets: u32) -> Vec<u32> {
+    hashed_features(&fold_for_matching(text), log2_buckets)
+}
+
+/// Both kinds of feature of a text, folding it once: the n-gram buckets, and (with `vectors`) its
+/// token-vector part, already scaled by [`DENSE_WEIGHT`]; `None` when no English word is known.
+pub fn featurise(
+    text: &str,
+    log2_buckets: u32,
+    vectors: Option<&TokenVectors>,
+) -> (Vec<u32>, Option<Vec<f32>>) {
     let folded = fold_for_matching(text);
+    let dense = vectors.and_then(|v| {
+        let cut = folded
+            .char_indices()
+            .nth(MAX_CHARS)
+            .map_or(folded.len(), |(i, _)| i);
+        let mut d = v.embed(&folded[..cut])?;
+        d.iter_mut().for_each(|x| *x *= DENSE_WEIGHT);
+        Some(d)
+    });
+    (hashed_features(&folded, log2_buckets), dense)
+}
+
+fn hashed_features(folded: &str, log2_buckets: u32) -> Vec<u32> {
     let chars: Vec<char> = std::iter::once(' ')
         .chain(folded.chars().take(MAX_CHARS))
         .chain(std::iter::once(' '))
@@ -279,7 +360,7 @@ mod tests {
 
     #[test]
     fn roundtrip_bytes() {
-        let m = EmbeddedModel::from_float(8, -1.5, &vec![0.25f32; 256], &vec![2.0f32; 256]);
+        let m = EmbeddedModel::from_float(8, -1.5, &[0.25f32; 256], &[2.0f32; 256], vec![], None);
         let back = EmbeddedModel::from_bytes(&m.to_bytes());
         assert_eq!(back.as_ref(), Ok(&m));
         assert_eq!(
@@ -289,6 +370,17 @@ mod tests {
         let mut short = m.to_bytes();
         short.pop();
         assert_eq!(EmbeddedModel::from_bytes(&short), Err(ModelError::Size));
+    }
+
+    #[test]
+    fn a_model_refuses_vectors_it_was_not_trained_with() {
+        let mut bytes = BUILTIN_MODEL.to_vec();
+        assert!(EmbeddedModel::from_bytes(&bytes).is_ok_and(|m| m.vectors().is_some()));
+        bytes[28] ^= 0xff; // the vectors' fingerprint
+        assert!(matches!(
+            EmbeddedModel::from_bytes(&bytes),
+            Err(ModelError::Vectors(_))
+        ));
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod embedded;
 pub mod moderation;
 pub mod openai_chat;
 pub mod tei;
+pub mod token_vectors;
 
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
