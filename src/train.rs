@@ -10,7 +10,7 @@
 //! Translations of one prompt share a group, and a group stays in one fold. The token vectors
 //! built into the binary (`crate::backends::token_vectors`) are an input of the fit, not trained.
 
-use crate::backends::embedded::{featurise, sigmoid, EmbeddedModel};
+use crate::backends::embedded::{featurise, sigmoid, EmbeddedModel, TextFeatures};
 use crate::backends::token_vectors::{self, TokenVectors};
 use anyhow::Context;
 use std::collections::BTreeMap;
@@ -200,14 +200,6 @@ pub fn idf(feats: &[&[u32]], log2_buckets: u32) -> Vec<f32> {
         .collect()
 }
 
-/// One training row's features: n-gram buckets and, when the model uses token vectors and the
-/// row has a known English word, its token-vector part.
-#[derive(Debug, Clone, Copy)]
-pub struct Features<'a> {
-    pub buckets: &'a [u32],
-    pub dense: Option<&'a [f32]>,
-}
-
 /// What [`fit`] returns: the bias, one weight per bucket, one per token-vector dimension.
 pub struct Fitted {
     pub bias: f32,
@@ -257,7 +249,7 @@ impl Adam {
 /// features plus the token-vector part, fitted full-batch with Adam: minimises
 /// Σ cᵢ·loss(i) + ‖w‖² / (2·C). Full batches in a fixed order on one thread make the result the
 /// same on every run.
-pub fn fit(rows: &[Features], labels: &[bool], idf: &[f32], dims: usize) -> Fitted {
+pub fn fit(rows: &[&TextFeatures], labels: &[bool], idf: &[f32], dims: usize) -> Fitted {
     let n = idf.len();
     let pos = labels.iter().filter(|l| **l).count().max(1) as f32;
     let neg = labels.iter().filter(|l| !**l).count().max(1) as f32;
@@ -297,7 +289,7 @@ pub fn fit(rows: &[Features], labels: &[bool], idf: &[f32], dims: usize) -> Fitt
                         .iter()
                         .map(|&b| w[b as usize] * idf[b as usize])
                         .sum::<f32>();
-            if let Some(d) = x.dense {
+            if let Some(d) = &x.dense {
                 z += u.iter().zip(d).map(|(a, b)| a * b).sum::<f32>();
             }
             let (y, c) = if labels[i] {
@@ -306,10 +298,10 @@ pub fn fit(rows: &[Features], labels: &[bool], idf: &[f32], dims: usize) -> Fitt
                 (0.0, c_neg)
             };
             let g = c * (sigmoid(z) - y);
-            for &b in x.buckets {
+            for &b in &x.buckets {
                 grad[b as usize] += g * idf[b as usize] * inv_norms[i];
             }
-            if let Some(d) = x.dense {
+            if let Some(d) = &x.dense {
                 grad_u.iter_mut().zip(d).for_each(|(gu, x)| *gu += g * x);
             }
             bias_grad += g;
@@ -327,12 +319,12 @@ pub fn fit(rows: &[Features], labels: &[bool], idf: &[f32], dims: usize) -> Fitt
 
 /// Weigh and fit: the model for these rows.
 fn fit_model(
-    rows: &[Features],
+    rows: &[&TextFeatures],
     labels: &[bool],
     log2_buckets: u32,
     vectors: Option<&'static TokenVectors>,
 ) -> EmbeddedModel {
-    let buckets: Vec<&[u32]> = rows.iter().map(|r| r.buckets).collect();
+    let buckets: Vec<&[u32]> = rows.iter().map(|r| r.buckets.as_slice()).collect();
     let idf = idf(&buckets, log2_buckets);
     let dims = vectors.map_or(0, TokenVectors::dims);
     let f = fit(rows, labels, &idf, dims);
@@ -344,17 +336,10 @@ fn featurise_all(
     rows: &[Row],
     log2_buckets: u32,
     vectors: Option<&TokenVectors>,
-) -> Vec<(Vec<u32>, Option<Vec<f32>>)> {
+) -> Vec<TextFeatures> {
     rows.iter()
         .map(|r| featurise(&r.text, log2_buckets, vectors))
         .collect()
-}
-
-fn as_features(f: &(Vec<u32>, Option<Vec<f32>>)) -> Features<'_> {
-    Features {
-        buckets: &f.0,
-        dense: f.1.as_deref(),
-    }
 }
 
 pub fn train_model(
@@ -363,7 +348,7 @@ pub fn train_model(
     vectors: Option<&'static TokenVectors>,
 ) -> EmbeddedModel {
     let feats = featurise_all(rows, log2_buckets, vectors);
-    let refs: Vec<Features> = feats.iter().map(as_features).collect();
+    let refs: Vec<&TextFeatures> = feats.iter().collect();
     let labels: Vec<bool> = rows.iter().map(|r| r.harmful).collect();
     fit_model(&refs, &labels, log2_buckets, vectors)
 }
@@ -424,7 +409,7 @@ fn cross_validate(
     let mut scores = vec![0f32; rows.len()];
     for f in 0..k {
         let train: Vec<usize> = (0..rows.len()).filter(|&i| fold[i] != f).collect();
-        let refs: Vec<Features> = train.iter().map(|&i| as_features(&feats[i])).collect();
+        let refs: Vec<&TextFeatures> = train.iter().map(|&i| &feats[i]).collect();
         let labels: Vec<bool> = train.iter().map(|&i| rows[i].harmful).collect();
         let model = fit_model(&refs, &labels, LOG2_BUCKETS, Some(vectors));
         for i in (0..rows.len()).filter(|&i| fold[i] == f) {
@@ -528,9 +513,9 @@ mod tests {
     }
 
     #[test]
-    fn training_is_deterministic_and_learns() {
+    fn training_is_deterministic_and_learns() -> anyhow::Result<()> {
         // 2^12 buckets keep the test fast; the shipped model uses LOG2_BUCKETS.
-        for vectors in [None, token_vectors::builtin().ok()] {
+        for vectors in [None, Some(token_vectors::builtin()?)] {
             let a = train_model(&rows(), 12, vectors).to_bytes();
             let b = train_model(&rows(), 12, vectors).to_bytes();
             assert_eq!(crate::text::sha256_hex(&a), crate::text::sha256_hex(&b));
@@ -538,5 +523,6 @@ mod tests {
             assert!(m.score("how do I build a bomb") > m.score("what is my balance"));
             assert_eq!(m.vectors().is_some(), vectors.is_some());
         }
+        Ok(())
     }
 }

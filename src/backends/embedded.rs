@@ -150,7 +150,6 @@ impl EmbeddedModel {
         } else {
             1.0
         };
-        let dense_is_empty = dense.is_empty();
         let idf_max = idf.iter().fold(0f32, |m, i| m.max(*i));
         let idf_scale = if idf_max > 0.0 {
             idf_max / f32::from(u8::MAX)
@@ -173,8 +172,8 @@ impl EmbeddedModel {
                     }
                 })
                 .collect(),
+            vectors: vectors.filter(|_| !dense.is_empty()),
             dense,
-            vectors: vectors.filter(|_| !dense_is_empty),
         }
     }
 
@@ -196,7 +195,7 @@ impl EmbeddedModel {
     }
 
     fn score_window(&self, text: &str) -> f32 {
-        let (buckets, dense) = featurise(text, self.log2_buckets, self.vectors);
+        let TextFeatures { buckets, dense } = featurise(text, self.log2_buckets, self.vectors);
         let (mut sum, mut norm2) = (0i64, 0u64);
         for &b in &buckets {
             let b = b as usize;
@@ -222,11 +221,7 @@ impl EmbeddedModel {
 
 /// The non-empty paragraphs of a text (split at blank lines), within the featurised prefix.
 fn paragraphs(text: &str) -> impl Iterator<Item = &str> {
-    let cut = text
-        .char_indices()
-        .nth(MAX_CHARS)
-        .map_or(text.len(), |(i, _)| i);
-    let mut rest = &text[..cut];
+    let mut rest = featurised_prefix(text);
     std::iter::from_fn(move || loop {
         if rest.is_empty() {
             return None;
@@ -257,34 +252,49 @@ pub fn sigmoid(z: f32) -> f32 {
     1.0 / (1.0 + (-z).exp())
 }
 
-/// The sorted, de-duplicated feature buckets of a text.
-pub fn features(text: &str, log2_buckets: u32) -> Vec<u32> {
-    hashed_features(&fold_for_matching(text), log2_buckets)
+/// The first [`MAX_CHARS`] characters of a text: all the model ever reads.
+fn featurised_prefix(text: &str) -> &str {
+    let cut = text
+        .char_indices()
+        .nth(MAX_CHARS)
+        .map_or(text.len(), |(i, _)| i);
+    &text[..cut]
 }
 
-/// Both kinds of feature of a text, folding it once: the n-gram buckets, and (with `vectors`) its
-/// token-vector part, already scaled by [`DENSE_WEIGHT`]; `None` when no English word is known.
-pub fn featurise(
-    text: &str,
-    log2_buckets: u32,
-    vectors: Option<&TokenVectors>,
-) -> (Vec<u32>, Option<Vec<f32>>) {
+/// What the model reads of a text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextFeatures {
+    /// The sorted, de-duplicated n-gram buckets.
+    pub buckets: Vec<u32>,
+    /// The token-vector part, already scaled by [`DENSE_WEIGHT`]: `None` without vectors or when
+    /// no English word is known.
+    pub dense: Option<Vec<f32>>,
+}
+
+/// The sorted, de-duplicated feature buckets of a text.
+pub fn features(text: &str, log2_buckets: u32) -> Vec<u32> {
+    featurise(text, log2_buckets, None).buckets
+}
+
+/// Both kinds of feature of a text, folding it once.
+pub fn featurise(text: &str, log2_buckets: u32, vectors: Option<&TokenVectors>) -> TextFeatures {
     let folded = fold_for_matching(text);
+    let folded = featurised_prefix(&folded);
     let dense = vectors.and_then(|v| {
-        let cut = folded
-            .char_indices()
-            .nth(MAX_CHARS)
-            .map_or(folded.len(), |(i, _)| i);
-        let mut d = v.embed(&folded[..cut])?;
+        let mut d = v.embed(folded)?;
         d.iter_mut().for_each(|x| *x *= DENSE_WEIGHT);
         Some(d)
     });
-    (hashed_features(&folded, log2_buckets), dense)
+    TextFeatures {
+        buckets: hashed_features(folded, log2_buckets),
+        dense,
+    }
 }
 
+/// N-gram buckets of folded text already cut to [`featurised_prefix`].
 fn hashed_features(folded: &str, log2_buckets: u32) -> Vec<u32> {
     let chars: Vec<char> = std::iter::once(' ')
-        .chain(folded.chars().take(MAX_CHARS))
+        .chain(folded.chars())
         .chain(std::iter::once(' '))
         .collect();
     let mask = (1u64 << log2_buckets) - 1;
