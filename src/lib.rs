@@ -5,6 +5,7 @@
 //! - [`cli`]          the command line: serve | screen | check-config | train
 //! - [`config`]       product files → validated [`config::Product`]s; all problems at once
 //! - [`text`]         normal form, folded copy, Latin tokens, card masking
+//! - [`question`]     the question computed once: normalised, hidden, folded, decoded, outbound
 //! - [`pipeline`]     the only place the stage order lives; cache; fail-open/closed policy
 //! - [`stages`]       script → banglish → lang_id → signatures → guard → judge
 //! - [`backends`]     guard models: embedded, OpenAI-compatible chat, TEI, moderation
@@ -22,6 +23,7 @@ pub mod config;
 pub mod eval;
 pub mod metrics;
 pub mod pipeline;
+pub mod question;
 pub mod server;
 pub mod stages;
 pub mod text;

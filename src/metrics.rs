@@ -17,6 +17,53 @@ const LATENCY_BUCKETS: &[f64] = &[
     0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
+/// How a model call ended: the `outcome` label of `guard_model_calls_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelOutcome {
+    Ok,
+    Timeout,
+    Error,
+    Unparsable,
+}
+
+impl ModelOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelOutcome::Ok => "ok",
+            ModelOutcome::Timeout => "timeout",
+            ModelOutcome::Error => "error",
+            ModelOutcome::Unparsable => "unparsable",
+        }
+    }
+}
+
+/// What the judge decided: the `decision` label of `guard_judge_decisions_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JudgeDecision {
+    Allow,
+    Block,
+    Unparsable,
+    Unavailable,
+}
+
+impl JudgeDecision {
+    pub const ALL: [JudgeDecision; 4] = [
+        JudgeDecision::Allow,
+        JudgeDecision::Block,
+        JudgeDecision::Unparsable,
+        JudgeDecision::Unavailable,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JudgeDecision::Allow => "allow",
+            JudgeDecision::Block => "block",
+            JudgeDecision::Unparsable => "unparsable",
+            JudgeDecision::Unavailable => "unavailable",
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct Metrics {
     pub registry: Registry,
@@ -199,8 +246,9 @@ impl Metrics {
         }
         self.cache_evictions.with_label_values(&[product]);
         self.cache_entries.with_label_values(&[product]);
-        for decision in ["allow", "block", "unparsable", "unavailable"] {
-            self.judge_decisions.with_label_values(&[product, decision]);
+        for decision in JudgeDecision::ALL {
+            self.judge_decisions
+                .with_label_values(&[product, decision.as_str()]);
         }
         for stage in crate::verdict::Stage::ALL {
             for mode in [FailMode::Open, FailMode::Closed] {
@@ -241,24 +289,22 @@ impl Metrics {
             .observe(seconds);
     }
 
-    /// `backend` is a [`crate::backends::BackendKind`] name or `judge`; `outcome` is `ok`,
-    /// `timeout`, `error` or `unparsable`.
-    pub fn record_model_call(&self, backend: &'static str, outcome: &'static str) {
+    /// `backend` is a [`crate::backends::BackendKind`] name or `judge`.
+    pub fn record_model_call(&self, backend: &'static str, outcome: ModelOutcome) {
         if !self.enabled {
             return;
         }
         self.model_calls
-            .with_label_values(&[backend, outcome])
+            .with_label_values(&[backend, outcome.as_str()])
             .inc();
     }
 
-    /// `decision`: `allow`, `block`, `unparsable` or `unavailable`.
-    pub fn record_judge(&self, product: &str, decision: &'static str) {
+    pub fn record_judge(&self, product: &str, decision: JudgeDecision) {
         if !self.enabled {
             return;
         }
         self.judge_decisions
-            .with_label_values(&[product, decision])
+            .with_label_values(&[product, decision.as_str()])
             .inc();
     }
 

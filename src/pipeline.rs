@@ -1,26 +1,28 @@
 //! The pipeline: the only place that knows the stage order, applies the failure policy and the
-//! cache, and turns stage outcomes into a verdict.
+//! cache, and turns stage evaluations into a verdict.
 //!
 //! ```text
-//! text ─► normalise ─► cache? ─► script ─► banglish ─► lang_id ─► signatures ─► guard ─► judge ─► verdict
-//!                                 language screen (fails OPEN)    safety screen (fails CLOSED)
+//! text ─► question ─► cache? ─► script ─► banglish ─► lang_id ─► signatures ─► guard ─► judge ─► verdict
+//!                                language screen (fails OPEN)    safety screen (fails CLOSED)
 //! ```
+//!
+//! [`run_stages`] is the whole flow: a loop over the stages in [`Stage::SCREEN`] order. Every
+//! stage runs through [`Run::step`], which owns its timer, timeout, panic capture, failure
+//! policy, metrics and trace entry; [`Run::apply`] turns what the stage concluded into "go on"
+//! or the end of the screen.
 
 use crate::cache::VerdictCache;
 use crate::config::{ConfigSet, Product};
-use crate::metrics::Metrics;
-use crate::stages::banglish::{self, BanglishEval};
-use crate::stages::guard::{apply_thresholds, GuardEval};
-use crate::stages::judge::JudgeEval;
-use crate::stages::lang_id::{self, LangIdEval};
-use crate::stages::script::{self, ScriptEval};
-use crate::text::{mask_cards, normalise};
+use crate::metrics::{JudgeDecision, Metrics, ModelOutcome};
+use crate::question::Question;
+use crate::stages::{self, Context, StageError, StageEval};
 use crate::verdict::{Decision, FailMode, Outcome, Reason, Stage, TraceEntry, Verdict};
+use futures_util::FutureExt;
 use std::collections::HashMap;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A loaded configuration with its caches: what one request screens against. Replaced whole on
 /// reload; a request keeps the `Arc<Screener>` it started with.
@@ -67,11 +69,11 @@ impl Screener {
     pub async fn screen(&self, product: &str, text: &str) -> Option<Verdict> {
         let product = self.config.product(product)?.clone();
         let started = Instant::now();
-        let normalised = normalise(text);
+        let question = Question::new(text);
         let verdict = match self.caches.get(&product.name) {
-            None => run_stages(&product, &normalised, &self.metrics).await,
+            None => run_stages(&product, &question, &self.metrics).await,
             Some(cache) => {
-                let key = VerdictCache::key(&product.name, &product.config_rev, &normalised);
+                let key = VerdictCache::key(&product.name, &product.config_rev, question.text());
                 let ran = AtomicBool::new(false);
                 // The request that runs the stages keeps its own verdict (real timings); only
                 // the ones that waited for it, and later hits, read the cached entry.
@@ -80,7 +82,7 @@ impl Screener {
                     .inner
                     .try_get_with(key, async {
                         ran.store(true, Ordering::Relaxed);
-                        let v = run_stages(&product, &normalised, &self.metrics).await;
+                        let v = run_stages(&product, &question, &self.metrics).await;
                         // Fail-open / fail-closed verdicts are handed back as errors: never cached.
                         if v.fail_mode.is_some() {
                             return Err(v);
@@ -102,7 +104,7 @@ impl Screener {
                     (Ok(_), Some(v)) => v,
                     (Ok(entry), None) => match restore(&product, &entry) {
                         Some(v) => v,
-                        None => run_stages(&product, &normalised, &self.metrics).await,
+                        None => run_stages(&product, &question, &self.metrics).await,
                     },
                 }
             }
@@ -121,25 +123,296 @@ fn restore(product: &Product, entry: &[u8]) -> Option<Verdict> {
     Some(v)
 }
 
+/// The full screen of one question: every stage in pipeline order.
+pub async fn run_stages(product: &Product, q: &Question, metrics: &Metrics) -> Verdict {
+    run_plan(product, q, metrics, &Stage::SCREEN, Context::default()).await
+}
+
+/// Run the given stages (in the given order, which callers take from [`Stage::SCREEN`] or
+/// [`Stage::LANGUAGE`]) from a starting context. A screen that no stage ended is `passed` at
+/// stage `pipeline`; a borderline guard answer that no judge resolved blocks.
+pub async fn run_plan(
+    product: &Product,
+    q: &Question,
+    metrics: &Metrics,
+    plan: &[Stage],
+    mut ctx: Context,
+) -> Verdict {
+    let mut run = Run::new(product, metrics, plan.len());
+    for &stage in plan {
+        if run.skips(stage, &ctx) {
+            continue;
+        }
+        let result = run
+            .step(stage, stages::evaluate(stage, q, product, &ctx))
+            .await;
+        if let Some(end) = run.apply(stage, result, &mut ctx) {
+            return run.finish(end);
+        }
+    }
+    match ctx.borderline {
+        Some((score, categories)) => run.finish(End {
+            reason: Reason::JudgeUnavailable,
+            stage: Stage::Judge,
+            categories,
+            score: Some(score),
+        }),
+        None => {
+            let end = run.end(Reason::Passed, Stage::Pipeline, Vec::new(), None);
+            run.finish(end)
+        }
+    }
+}
+
+/// How a screen ended.
+struct End {
+    reason: Reason,
+    stage: Stage,
+    categories: Vec<String>,
+    score: Option<f32>,
+}
+
 /// Accumulates the trace and builds the verdict.
 struct Run<'a> {
     product: &'a Product,
     metrics: &'a Metrics,
     trace: Vec<TraceEntry>,
     language: String,
+    /// The language screen has decided (or failed open): its remaining stages are skipped.
+    language_done: bool,
+    score: Option<f32>,
     fail_mode: Option<FailMode>,
 }
 
-impl Run<'_> {
-    fn record(&mut self, stage: Stage, outcome: Outcome, started: Instant, detail: Option<String>) {
-        let elapsed = started.elapsed();
+impl<'a> Run<'a> {
+    fn new(product: &'a Product, metrics: &'a Metrics, stages: usize) -> Self {
+        Run {
+            product,
+            metrics,
+            trace: Vec::with_capacity(stages),
+            language: "und".into(),
+            language_done: false,
+            score: None,
+            fail_mode: None,
+        }
+    }
+
+    /// Stages that have nothing to do for this question.
+    fn skips(&self, stage: Stage, ctx: &Context) -> bool {
+        match stage {
+            Stage::Script | Stage::Banglish => self.language_done,
+            Stage::LangId => self.language_done || ctx.evidence.is_none(),
+            Stage::Judge => ctx.borderline.is_none(),
+            _ => false,
+        }
+    }
+
+    /// Run one stage: under its timer, its timeout (model stages) and panic capture. The timer
+    /// covers everything the stage does, the lazy forms of the question it reads included.
+    async fn step(
+        &mut self,
+        stage: Stage,
+        eval: impl std::future::Future<Output = Result<StageEval, StageError>>,
+    ) -> (Result<StageEval, StageError>, Duration) {
+        let started = Instant::now();
+        let guarded = AssertUnwindSafe(eval).catch_unwind();
+        let result = match self.timeout(stage) {
+            Some(limit) => match tokio::time::timeout(limit, guarded).await {
+                Ok(r) => r,
+                Err(_) => Ok(Err(StageError::Backend(
+                    crate::backends::BackendError::Timeout,
+                ))),
+            },
+            None => guarded.await,
+        };
+        let result = result.unwrap_or(Err(StageError::Panicked));
+        (result, started.elapsed())
+    }
+
+    fn timeout(&self, stage: Stage) -> Option<Duration> {
+        match stage {
+            Stage::Guard => Some(self.product.guard_timeout),
+            Stage::Judge => Some(self.product.judge_timeout),
+            _ => None,
+        }
+    }
+
+    /// The one place that turns a stage's result into the trace, the metrics and "go on" or
+    /// the end of the screen, failure policy included.
+    fn apply(
+        &mut self,
+        stage: Stage,
+        (result, elapsed): (Result<StageEval, StageError>, Duration),
+        ctx: &mut Context,
+    ) -> Option<End> {
         self.metrics.record_stage(stage, elapsed.as_secs_f64());
-        if matches!(outcome, Outcome::FailOpen | Outcome::FailClosed) {
-            let mode = if outcome == Outcome::FailOpen {
-                FailMode::Open
-            } else {
-                FailMode::Closed
+        self.record_model_call(stage, &result);
+        let eval = match result {
+            Ok(eval) => eval,
+            Err(e) => return self.fail(stage, e, elapsed, ctx),
+        };
+        let (outcome, detail, end) = match eval {
+            StageEval::Pass { detail, score } => {
+                self.score = score.or(self.score);
+                (Outcome::Pass, detail, None)
+            }
+            StageEval::LanguageUndetermined { detail } => {
+                self.language_done = true;
+                (Outcome::Pass, Some(detail), None)
+            }
+            StageEval::Language {
+                code,
+                settled,
+                detail,
+            } => {
+                let accepted = self.product.accepts(&code);
+                let supported = matches!(code.as_str(), "en" | "bn");
+                self.language = code;
+                if accepted {
+                    self.language_done = true;
+                    let outcome = if settled {
+                        Outcome::Accept
+                    } else {
+                        Outcome::Pass
+                    };
+                    (outcome, Some(detail), None)
+                } else if settled || supported {
+                    let end = self.end(Reason::UnsupportedLanguage, stage, Vec::new(), None);
+                    (Outcome::Block, Some(detail), Some(end))
+                } else {
+                    // A weak guess at a language the screen does not decide on: fail open.
+                    self.language_done = true;
+                    (Outcome::Pass, Some(detail), None)
+                }
+            }
+            StageEval::Undecided { evidence } => {
+                let detail = evidence.detail();
+                ctx.evidence = Some(evidence);
+                (Outcome::Pass, Some(detail), None)
+            }
+            StageEval::Block {
+                reason,
+                categories,
+                score,
+                detail,
+            } => (
+                Outcome::Block,
+                detail,
+                Some(self.end(reason, stage, categories, score)),
+            ),
+            StageEval::Borderline { score, categories } => {
+                ctx.borderline = Some((score, categories));
+                (
+                    Outcome::Borderline,
+                    Some(format!("p_unsafe={score:.3}")),
+                    None,
+                )
+            }
+            StageEval::JudgeAllowed { rationale } => {
+                let (score, categories) = ctx.borderline.take().unwrap_or((0.5, Vec::new()));
+                let end = self.end(Reason::JudgeAllowed, stage, categories, Some(score));
+                (
+                    Outcome::Pass,
+                    Some(format!("allow: {rationale}")),
+                    Some(end),
+                )
+            }
+        };
+        if stage == Stage::Judge {
+            let decision = match outcome {
+                Outcome::Pass => JudgeDecision::Allow,
+                _ => JudgeDecision::Block,
             };
+            self.metrics.record_judge(&self.product.name, decision);
+        }
+        self.trace(stage, outcome, elapsed, detail);
+        end
+    }
+
+    /// A stage gave no evaluation: language stages fail open (the language screen ends and the
+    /// question goes on), safety stages fail closed.
+    fn fail(
+        &mut self,
+        stage: Stage,
+        error: StageError,
+        elapsed: Duration,
+        ctx: &mut Context,
+    ) -> Option<End> {
+        let detail = match (&error, stage) {
+            (StageError::Backend(e), Stage::Guard) => {
+                format!(
+                    "{}: {}",
+                    self.product.guard.kind().as_str(),
+                    e.outcome().as_str()
+                )
+            }
+            (StageError::Backend(e), _) => format!("{}: {}", stage.as_str(), e.outcome().as_str()),
+            (other, _) => other.to_string(),
+        };
+        if stage.is_language() {
+            self.language_done = true;
+            self.trace(stage, Outcome::FailOpen, elapsed, Some(detail));
+            return None;
+        }
+        let reason = match (&error, stage) {
+            (StageError::Panicked, _) => Reason::CheckFailed,
+            (StageError::UnparsableAnswer, Stage::Judge) => Reason::JudgeBlocked,
+            (_, Stage::Judge) => Reason::JudgeUnavailable,
+            _ => Reason::GuardUnavailable,
+        };
+        if stage == Stage::Judge {
+            let decision = match error {
+                StageError::UnparsableAnswer => JudgeDecision::Unparsable,
+                _ => JudgeDecision::Unavailable,
+            };
+            self.metrics.record_judge(&self.product.name, decision);
+        }
+        self.trace(stage, Outcome::FailClosed, elapsed, Some(detail));
+        let (score, categories) = match ctx.borderline.take() {
+            Some((score, categories)) => (Some(score), categories),
+            None => (None, Vec::new()),
+        };
+        Some(self.end(reason, stage, categories, score))
+    }
+
+    /// Model stages count their calls by backend and outcome.
+    fn record_model_call(&self, stage: Stage, result: &Result<StageEval, StageError>) {
+        let backend = match stage {
+            Stage::Guard => self.product.guard.kind().as_str(),
+            Stage::Judge if self.product.judge.is_some() => "judge",
+            _ => return,
+        };
+        let outcome = match result {
+            Ok(_) => ModelOutcome::Ok,
+            Err(StageError::Backend(e)) => e.outcome(),
+            Err(StageError::UnparsableAnswer) => ModelOutcome::Unparsable,
+            Err(StageError::NotConfigured(_) | StageError::Panicked) => ModelOutcome::Error,
+        };
+        self.metrics.record_model_call(backend, outcome);
+    }
+
+    fn end(
+        &self,
+        reason: Reason,
+        stage: Stage,
+        categories: Vec<String>,
+        score: Option<f32>,
+    ) -> End {
+        End {
+            reason,
+            stage,
+            categories,
+            score: score.or(self.score),
+        }
+    }
+
+    fn trace(&mut self, stage: Stage, outcome: Outcome, elapsed: Duration, detail: Option<String>) {
+        let mode = match outcome {
+            Outcome::FailOpen => Some(FailMode::Open),
+            Outcome::FailClosed => Some(FailMode::Closed),
+            _ => None,
+        };
+        if let Some(mode) = mode {
             self.metrics.record_failure(&self.product.name, stage, mode);
             // A closed failure outranks an open one in the verdict's fail_mode.
             if self.fail_mode != Some(FailMode::Closed) {
@@ -154,353 +427,21 @@ impl Run<'_> {
         });
     }
 
-    fn finish(
-        self,
-        reason: Reason,
-        stage: Stage,
-        categories: Vec<String>,
-        score: Option<f32>,
-    ) -> Verdict {
-        let decision = reason.decision();
+    fn finish(self, end: End) -> Verdict {
+        let decision = end.reason.decision();
         Verdict {
             decision,
-            reason,
-            stage,
+            reason: end.reason,
+            stage: end.stage,
             language: self.language,
             reply: (decision == Decision::Block).then(|| self.product.reply.clone()),
-            categories,
-            score,
+            categories: end.categories,
+            score: end.score,
             cached: false,
             fail_mode: self.fail_mode,
             config_rev: self.product.config_rev.clone(),
             request_id: None,
             trace: self.trace,
-        }
-    }
-}
-
-/// Only the language screen (stages 1–3), as the eval suites' `language` cases run it: the
-/// verdict blocks with `unsupported_language` or allows with `passed` at stage `pipeline`.
-pub fn run_language_screen(product: &Product, text: &str, metrics: &Metrics) -> Verdict {
-    let mut run = Run {
-        product,
-        metrics,
-        trace: Vec::with_capacity(3),
-        language: "und".into(),
-        fail_mode: None,
-    };
-    match language_screen(&mut run, text) {
-        Some(stage) => run.finish(Reason::UnsupportedLanguage, stage, Vec::new(), None),
-        None => run.finish(Reason::Passed, Stage::Pipeline, Vec::new(), None),
-    }
-}
-
-/// Run the language screen and the safety screen on normalised text.
-pub async fn run_stages(product: &Product, text: &str, metrics: &Metrics) -> Verdict {
-    let mut run = Run {
-        product,
-        metrics,
-        trace: Vec::with_capacity(6),
-        language: "und".into(),
-        fail_mode: None,
-    };
-    if let Some(stage) = language_screen(&mut run, text) {
-        return run.finish(Reason::UnsupportedLanguage, stage, Vec::new(), None);
-    }
-    safety_screen(run, text).await
-}
-
-/// Stages 1–3. Returns the stage that rejected the question, if one did. A panic inside a
-/// language check fails open: the question goes on to the safety screen.
-fn language_screen(run: &mut Run<'_>, text: &str) -> Option<Stage> {
-    let product = run.product;
-    let t = Instant::now();
-    let script = match catch_unwind(|| script::evaluate(text)) {
-        Ok(s) => s,
-        Err(_) => {
-            run.record(
-                Stage::Script,
-                Outcome::FailOpen,
-                t,
-                Some("check panicked".into()),
-            );
-            return None;
-        }
-    };
-    let detail = Some(script.detail());
-    match script {
-        ScriptEval::Bangla { .. } => {
-            run.language = "bn".into();
-            let outcome = if product.accepts_bangla {
-                Outcome::Accept
-            } else {
-                Outcome::Block
-            };
-            run.record(Stage::Script, outcome, t, detail);
-            return (!product.accepts_bangla).then_some(Stage::Script);
-        }
-        ScriptEval::Other { language, .. } => {
-            run.language = language;
-            run.record(Stage::Script, Outcome::Block, t, detail);
-            return Some(Stage::Script);
-        }
-        ScriptEval::NoLetters => {
-            run.record(Stage::Script, Outcome::Pass, t, detail);
-            return None;
-        }
-        ScriptEval::Latin { .. } => run.record(Stage::Script, Outcome::Pass, t, detail),
-    }
-
-    // Latin text with non-ASCII characters is read through the same fold as the signatures
-    // (NFKC, look-alikes mapped, invisibles removed): "ＩＧＮＯＲＥ previous" is English written to
-    // dodge a filter, and the signature stage, not the language screen, should name it.
-    let folded;
-    let text = if text.is_ascii() {
-        text
-    } else {
-        folded = crate::text::fold_for_matching(text);
-        folded.as_str()
-    };
-    let t = Instant::now();
-    let lexicon = AssertUnwindSafe(&product.lexicon);
-    let evidence = match catch_unwind(|| banglish::evaluate(&lexicon, text)) {
-        Err(_) => {
-            run.record(
-                Stage::Banglish,
-                Outcome::FailOpen,
-                t,
-                Some("check panicked".into()),
-            );
-            return None;
-        }
-        Ok(BanglishEval::English(ev)) => {
-            run.language = "en".into();
-            let outcome = if product.accepts_english {
-                Outcome::Accept
-            } else {
-                Outcome::Block
-            };
-            run.record(Stage::Banglish, outcome, t, Some(ev.detail()));
-            return (!product.accepts_english).then_some(Stage::Banglish);
-        }
-        Ok(BanglishEval::Romanized { language, evidence }) => {
-            run.language = language.into();
-            run.record(Stage::Banglish, Outcome::Block, t, Some(evidence.detail()));
-            return Some(Stage::Banglish);
-        }
-        Ok(BanglishEval::Undecided(ev)) => {
-            run.record(Stage::Banglish, Outcome::Pass, t, Some(ev.detail()));
-            ev
-        }
-    };
-
-    let t = Instant::now();
-    match catch_unwind(|| lang_id::evaluate(text, &evidence)) {
-        Err(_) => {
-            run.record(
-                Stage::LangId,
-                Outcome::FailOpen,
-                t,
-                Some("check panicked".into()),
-            );
-            None
-        }
-        Ok(LangIdEval::Pass { language, detail }) => {
-            let rejected = language == "en" && !product.accepts_english;
-            run.language = language;
-            run.record(
-                Stage::LangId,
-                if rejected {
-                    Outcome::Block
-                } else {
-                    Outcome::Pass
-                },
-                t,
-                Some(detail),
-            );
-            rejected.then_some(Stage::LangId)
-        }
-        Ok(LangIdEval::Reject { language, detail }) => {
-            run.language = language;
-            run.record(Stage::LangId, Outcome::Block, t, Some(detail));
-            Some(Stage::LangId)
-        }
-    }
-}
-
-/// Stages 4–6. Every failure here blocks (fail closed).
-async fn safety_screen(mut run: Run<'_>, text: &str) -> Verdict {
-    let product = run.product;
-    let metrics = run.metrics;
-
-    let t = Instant::now();
-    let signatures = AssertUnwindSafe(&product.signatures);
-    match catch_unwind(|| signatures.evaluate(text)) {
-        Err(_) => {
-            run.record(
-                Stage::Signatures,
-                Outcome::FailClosed,
-                t,
-                Some("check panicked".into()),
-            );
-            return run.finish(Reason::PromptInjection, Stage::Signatures, Vec::new(), None);
-        }
-        Ok(Some(hit)) => {
-            run.record(Stage::Signatures, Outcome::Block, t, Some(hit.detail()));
-            return run.finish(
-                Reason::PromptInjection,
-                Stage::Signatures,
-                vec!["prompt_injection".into()],
-                None,
-            );
-        }
-        Ok(None) => run.record(Stage::Signatures, Outcome::Pass, t, None),
-    }
-
-    // Card numbers never leave the process in clear.
-    let kind = product.guard.kind();
-    let outbound = if kind.is_remote() {
-        mask_cards(text)
-    } else {
-        text.to_string()
-    };
-    let t = Instant::now();
-    let answer = match tokio::time::timeout(
-        product.guard_timeout,
-        product.guard.classify(&outbound),
-    )
-    .await
-    {
-        Ok(r) => r,
-        Err(_) => Err(crate::backends::BackendError::Timeout),
-    };
-    let judgement = match answer {
-        Ok(j) => {
-            metrics.record_model_call(kind.as_str(), "ok");
-            j
-        }
-        Err(e) => {
-            metrics.record_model_call(kind.as_str(), e.outcome());
-            run.record(
-                Stage::Guard,
-                Outcome::FailClosed,
-                t,
-                Some(format!("{}: {}", kind.as_str(), e.outcome())),
-            );
-            return run.finish(Reason::GuardUnavailable, Stage::Guard, Vec::new(), None);
-        }
-    };
-    let (score, categories) = match apply_thresholds(judgement, &product.thresholds) {
-        GuardEval::Safe { score } => {
-            run.record(
-                Stage::Guard,
-                Outcome::Pass,
-                t,
-                score.map(|p| format!("p_unsafe={p:.3}")),
-            );
-            return run.finish(Reason::Passed, Stage::Pipeline, Vec::new(), score);
-        }
-        GuardEval::Unsafe { score, categories } => {
-            run.record(
-                Stage::Guard,
-                Outcome::Block,
-                t,
-                score.map(|p| format!("p_unsafe={p:.3}")),
-            );
-            return run.finish(Reason::Unsafe, Stage::Guard, categories, score);
-        }
-        GuardEval::Borderline { score, categories } => {
-            run.record(
-                Stage::Guard,
-                Outcome::Borderline,
-                t,
-                Some(format!("p_unsafe={score:.3}")),
-            );
-            (score, categories)
-        }
-    };
-
-    // Only a borderline question reaches the judge; only its explicit allow lets it through.
-    let t = Instant::now();
-    let Some(judge) = &product.judge else {
-        metrics.record_judge(&product.name, "unavailable");
-        run.record(
-            Stage::Judge,
-            Outcome::FailClosed,
-            t,
-            Some("no judge configured".into()),
-        );
-        return run.finish(
-            Reason::JudgeUnavailable,
-            Stage::Judge,
-            categories,
-            Some(score),
-        );
-    };
-    let masked = mask_cards(text);
-    let answer = match tokio::time::timeout(
-        product.judge_timeout,
-        judge.evaluate(&product.judge_prompt, &masked, score),
-    )
-    .await
-    {
-        Ok(r) => r,
-        Err(_) => Err(crate::backends::BackendError::Timeout),
-    };
-    match answer {
-        Err(e) => {
-            metrics.record_model_call("judge", e.outcome());
-            metrics.record_judge(&product.name, "unavailable");
-            run.record(
-                Stage::Judge,
-                Outcome::FailClosed,
-                t,
-                Some(format!("judge: {}", e.outcome())),
-            );
-            run.finish(
-                Reason::JudgeUnavailable,
-                Stage::Judge,
-                categories,
-                Some(score),
-            )
-        }
-        Ok(JudgeEval::Allow { rationale }) => {
-            metrics.record_model_call("judge", "ok");
-            metrics.record_judge(&product.name, "allow");
-            run.record(
-                Stage::Judge,
-                Outcome::Pass,
-                t,
-                Some(format!("allow: {rationale}")),
-            );
-            run.finish(Reason::JudgeAllowed, Stage::Judge, categories, Some(score))
-        }
-        Ok(JudgeEval::Block {
-            rationale,
-            categories: judge_categories,
-        }) => {
-            metrics.record_model_call("judge", "ok");
-            metrics.record_judge(&product.name, "block");
-            run.record(
-                Stage::Judge,
-                Outcome::Block,
-                t,
-                Some(format!("block: {rationale}")),
-            );
-            let mut all = categories;
-            all.extend(judge_categories);
-            run.finish(Reason::JudgeBlocked, Stage::Judge, all, Some(score))
-        }
-        Ok(JudgeEval::Unparsable) => {
-            metrics.record_model_call("judge", "unparsable");
-            metrics.record_judge(&product.name, "unparsable");
-            run.record(
-                Stage::Judge,
-                Outcome::FailClosed,
-                t,
-                Some("unparsable answer".into()),
-            );
-            run.finish(Reason::JudgeBlocked, Stage::Judge, categories, Some(score))
         }
     }
 }

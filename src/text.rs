@@ -7,27 +7,60 @@
 use unicode_normalization::UnicodeNormalization;
 
 /// The form every stage screens and the cache keys on: NFC, outer whitespace trimmed, every
-/// inner run of whitespace (spaces, tabs, newlines, NBSP) collapsed to one ASCII space.
+/// inner run of horizontal whitespace (spaces, tabs, NBSP) collapsed to one ASCII space, and
+/// line structure kept: a run holding one line break becomes `"\n"`, a run holding a blank line
+/// becomes `"\n\n"` (a paragraph break, which the embedded guard scores on its own).
 ///
 /// Safe for the cache because no stage reads whitespace amounts: the language stages tokenise,
-/// the signature copy collapses whitespace itself, the embedded model's n-grams are taken over
-/// this same form, and remote models receive this form too. NFC only merges canonically
-/// equivalent code points, which render identically. Case is kept: a remote model may read it.
+/// the folded copy collapses all whitespace itself, and remote models receive this same form.
+/// NFC only merges canonically equivalent code points, which render identically. Case is kept:
+/// a remote model may read it.
 pub fn normalise(text: &str) -> String {
-    collapse_whitespace(text.nfc(), text.len())
+    let mut out = String::with_capacity(text.len());
+    // Line breaks seen in the current whitespace run; `None` outside a run.
+    let mut run: Option<u32> = None;
+    let mut after_cr = false;
+    for c in text.nfc() {
+        if is_space(c) {
+            let breaks = match c {
+                '\n' if after_cr => 0,
+                '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' => 1,
+                '\u{2029}' => 2,
+                _ => 0,
+            };
+            after_cr = c == '\r';
+            run = Some(run.unwrap_or(0) + breaks);
+            continue;
+        }
+        after_cr = false;
+        if let Some(breaks) = run.take() {
+            if !out.is_empty() {
+                out.push_str(match breaks {
+                    0 => " ",
+                    1 => "\n",
+                    _ => "\n\n",
+                });
+            }
+        }
+        out.push(c);
+    }
+    out
 }
 
-/// Trim and collapse every whitespace run to one ASCII space.
+fn is_space(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_whitespace() || c == '\u{0B}'
+    } else {
+        !('\u{0980}'..='\u{09FF}').contains(&c) && c.is_whitespace()
+    }
+}
+
+/// Trim and collapse every whitespace run (line breaks included) to one ASCII space.
 fn collapse_whitespace(chars: impl Iterator<Item = char>, capacity: usize) -> String {
     let mut out = String::with_capacity(capacity);
     let mut pending_space = false;
     for c in chars {
-        let space = if c.is_ascii() {
-            c.is_ascii_whitespace() || c == '\u{0B}'
-        } else {
-            !('\u{0980}'..='\u{09FF}').contains(&c) && c.is_whitespace()
-        };
-        if space {
+        if is_space(c) {
             pending_space = !out.is_empty();
             continue;
         }
@@ -40,20 +73,13 @@ fn collapse_whitespace(chars: impl Iterator<Item = char>, capacity: usize) -> St
     out
 }
 
-/// Characters that render as nothing (or change direction) and are used to split a keyword so
-/// that a plain matcher misses it: zero-width space/joiners, word joiner, BOM, soft hyphen,
-/// bidi controls, Unicode tag characters, variation selectors.
+/// Characters that render as nothing (Unicode's `Default_Ignorable_Code_Point` property:
+/// zero-width space and joiners, word joiner, BOM, soft hyphen, bidi controls, tag characters,
+/// variation selectors, Hangul fillers, ...). They split keywords so that a plain matcher misses
+/// them, and carry hidden text (see [`crate::question::Hidden`]).
 pub fn is_invisible(c: char) -> bool {
-    matches!(c,
-        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
-        | '\u{180B}'..='\u{180F}'
-        | '\u{200B}'..='\u{200F}'
-        | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{206F}'
-        | '\u{3164}' | '\u{FEFF}' | '\u{FFA0}'
-        | '\u{FE00}'..='\u{FE0F}'
-        | '\u{E0000}'..='\u{E007F}'
-        | '\u{E0100}'..='\u{E01EF}')
+    use icu_properties::{props::DefaultIgnorableCodePoint, CodePointSetData};
+    !c.is_ascii() && CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
 }
 
 /// Map a look-alike letter (Cyrillic, Greek, a few others) to the Latin letter it imitates.
@@ -218,83 +244,155 @@ pub fn latin_tokens(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(str::to_lowercase)
 }
 
-/// Replace every Luhn-valid card number (13–19 digits, optionally grouped by single spaces or
-/// dashes) with asterisks, keeping the separators and the last four digits. Used on every text
-/// that leaves the process (remote guard, judge); the caller's own text is never changed.
+/// Replace every Luhn-valid card number with asterisks, keeping the separators and the last
+/// four digits. Used on every text that leaves the process (remote guard, judge); the caller's
+/// own text is never changed.
 ///
-/// A run of digit groups longer than a card ("4111 1111 1111 1111 2025") is searched for
-/// whole groups that form a valid number, longest first.
+/// A card is 13–19 digits (ASCII or Bengali), in groups joined by the separators people type:
+/// a space, a dash, a dot, a slash, an underscore, an en or em dash, each with spaces around it
+/// or not (`4111 - 1111 - ...`). A run of groups longer than a card ("4111 1111 1111 1111 2025",
+/// or several cards in a list) is searched left to right for whole groups that form a valid
+/// number, longest first. Linear in the text: each group starts at most 19 candidate windows of
+/// at most 19 digits.
 pub fn mask_cards(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = chars.clone();
-    let mut i = 0;
-    while i < chars.len() {
-        if !chars[i].is_ascii_digit() || (i > 0 && chars[i - 1].is_ascii_digit()) {
-            i += 1;
+    let groups = digit_groups(text);
+    // Byte ranges of the groups whose digits are masked, and how many trailing digits of the
+    // last group of each card stay visible.
+    let mut masked: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut start = 0;
+    while start < groups.len() {
+        let run_end = (start + 1..groups.len())
+            .find(|&k| !groups[k].joined)
+            .unwrap_or(groups.len());
+        match longest_card(text, &groups[start..run_end]) {
+            Some(n) => {
+                let card = &groups[start..start + n];
+                masked.push(card[0].start..visible_tail(text, card));
+                start += n;
+            }
+            None => start += 1,
+        }
+    }
+    if masked.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for range in masked {
+        out.push_str(&text[at..range.start]);
+        out.extend(text[range.clone()].chars().map(
+            |c| {
+                if digit_value(c).is_some() {
+                    '*'
+                } else {
+                    c
+                }
+            },
+        ));
+        at = range.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// Where the last four digits of a card begin (they stay in clear).
+fn visible_tail(text: &str, card: &[DigitGroup]) -> usize {
+    let last = card[card.len() - 1];
+    let mut left = 4;
+    for g in card.iter().rev() {
+        if g.digits >= left {
+            return text[g.start..g.end]
+                .char_indices()
+                .nth(g.digits - left)
+                .map_or(g.end, |(i, _)| g.start + i);
+        }
+        left -= g.digits;
+    }
+    last.start
+}
+
+/// A maximal run of digits, and whether a separator joins it to the group before.
+#[derive(Debug, Clone, Copy)]
+struct DigitGroup {
+    start: usize,
+    end: usize,
+    digits: usize,
+    joined: bool,
+}
+
+fn digit_value(c: char) -> Option<u32> {
+    match c {
+        '0'..='9' => Some(c as u32 - '0' as u32),
+        '\u{09E6}'..='\u{09EF}' => Some(c as u32 - 0x09E6),
+        _ => None,
+    }
+}
+
+fn digit_groups(text: &str) -> Vec<DigitGroup> {
+    let mut groups: Vec<DigitGroup> = Vec::new();
+    let mut iter = text.char_indices().peekable();
+    let mut last_end: Option<usize> = None;
+    while let Some((at, c)) = iter.next() {
+        if digit_value(c).is_none() {
             continue;
         }
-        // Groups of digits separated by exactly one space or dash: (start, end) char indices.
-        let mut groups: Vec<(usize, usize)> = Vec::new();
-        let mut j = i;
-        loop {
-            let start = j;
-            while j < chars.len() && chars[j].is_ascii_digit() {
-                j += 1;
-            }
-            groups.push((start, j));
-            if j + 1 < chars.len()
-                && (chars[j] == ' ' || chars[j] == '-')
-                && chars[j + 1].is_ascii_digit()
-            {
-                j += 1;
-            } else {
+        let mut end = at + c.len_utf8();
+        let mut digits = 1;
+        while let Some(&(k, d)) = iter.peek() {
+            if digit_value(d).is_none() {
                 break;
             }
+            end = k + d.len_utf8();
+            digits += 1;
+            iter.next();
         }
-        mask_groups(&chars, &mut out, &groups);
-        i = j.max(i + 1);
+        let joined = last_end.is_some_and(|prev| is_card_separator(&text[prev..at]));
+        groups.push(DigitGroup {
+            start: at,
+            end,
+            digits,
+            joined,
+        });
+        last_end = Some(end);
     }
-    out.into_iter().collect()
+    groups
 }
 
-fn mask_groups(chars: &[char], out: &mut [char], groups: &[(usize, usize)]) {
-    let digits = |a: usize, b: usize| -> Vec<usize> {
-        groups[a..b].iter().flat_map(|&(s, e)| s..e).collect()
-    };
-    let mut best: Option<Vec<usize>> = None;
-    for a in 0..groups.len() {
-        for b in (a + 1)..=groups.len() {
-            let d = digits(a, b);
-            if (13..=19).contains(&d.len())
-                && best.as_ref().is_none_or(|x| d.len() > x.len())
-                && luhn_valid(d.iter().map(|&k| chars[k]))
-            {
-                best = Some(d);
-            }
+/// One separator mark at most, with at most two spaces on each side; not empty.
+fn is_card_separator(gap: &str) -> bool {
+    let mut marks = 0;
+    let mut spaces = 0;
+    for c in gap.chars() {
+        match c {
+            ' ' | '\u{00A0}' | '\u{2009}' | '\u{202F}' => spaces += 1,
+            '-' | '.' | '/' | '_' | '\u{2013}' | '\u{2014}' | '\u{2010}' | '\u{2011}' => marks += 1,
+            _ => return false,
         }
     }
-    if let Some(d) = best {
-        for &k in &d[..d.len() - 4] {
-            out[k] = '*';
-        }
-    }
+    (marks + spaces) > 0 && marks <= 1 && spaces <= 4
 }
 
-fn luhn_valid(digits: impl DoubleEndedIterator<Item = char>) -> bool {
-    let mut sum = 0u32;
-    for (n, c) in digits.rev().enumerate() {
-        let Some(mut d) = c.to_digit(10) else {
-            return false;
-        };
-        if n % 2 == 1 {
-            d *= 2;
-            if d > 9 {
-                d -= 9;
-            }
+/// How many of the leading groups form the longest Luhn-valid 13–19 digit number, if any.
+fn longest_card(text: &str, groups: &[DigitGroup]) -> Option<usize> {
+    // A card is at most 19 digits: at most 19 groups, each of at least one digit.
+    let mut digits = [0u8; 19];
+    let mut len = 0;
+    let mut ends = [0usize; 19];
+    let mut n = 0;
+    for g in groups.iter().take(19) {
+        if len + g.digits > 19 {
+            break;
         }
-        sum += d;
+        for c in text[g.start..g.end].chars() {
+            digits[len] = b'0' + digit_value(c).unwrap_or(0) as u8;
+            len += 1;
+        }
+        ends[n] = len;
+        n += 1;
     }
-    sum % 10 == 0
+    (1..=n).rev().find(|&k| {
+        ends[k - 1] >= 13 && std::str::from_utf8(&digits[..ends[k - 1]]).is_ok_and(luhn::valid)
+    })
 }
 
 /// Hex SHA-256 of a string: for cache keys and config revisions (not for the audit log, which
@@ -312,7 +410,11 @@ mod tests {
     fn normalise_table() {
         for (input, want) in [
             ("  Block my card ", "Block my card"),
-            ("block\t\n my  card", "block my card"),
+            // Line structure is kept: one break, or a paragraph break for a blank line.
+            ("block\t\n my  card", "block\nmy card"),
+            ("a\r\nb", "a\nb"),
+            ("a \n \n\n b", "a\n\nb"),
+            ("a\u{2029}b", "a\n\nb"),
             ("a\u{00A0}b", "a b"),
             ("", ""),
             ("   ", ""),
@@ -414,8 +516,36 @@ mod tests {
             // A date after the card in the same run of groups.
             ("4111 1111 1111 1111 2025", "**** **** **** 1111 2025"),
             ("call 01711-123456", "call 01711-123456"),
+            // Bengali digits, dots, spaced dashes, slashes, NBSP.
+            ("কার্ড ৪১১১ ১১১১ ১১১১ ১১১১", "কার্ড **** **** **** ১১১১"),
+            ("4111.1111.1111.1111", "****.****.****.1111"),
+            ("4111 - 1111 - 1111 - 1111", "**** - **** - **** - 1111"),
+            ("4111/1111/1111/1111", "****/****/****/1111"),
+            (
+                "4111\u{a0}1111\u{a0}1111\u{a0}1111",
+                "****\u{a0}****\u{a0}****\u{a0}1111",
+            ),
+            // Two cards in one list are both masked.
+            (
+                "4111 1111 1111 1111 5500 0055 5555 5559",
+                "**** **** **** 1111 **** **** **** 5559",
+            ),
+            // A card split 3-3-...: the visible four digits cross a group border.
+            ("411 111 111 111 1111", "*** *** *** *** 1111"),
+            ("41111111111 11 111", "*********** *1 111"),
         ] {
             assert_eq!(mask_cards(input), want, "input {input:?}");
         }
+    }
+
+    #[test]
+    fn mask_cards_is_linear_on_the_worst_case() {
+        // 64 KiB of single digits joined by spaces: every window is a candidate. The cubic
+        // search this replaced would run for hours here (and hang the suite); the time itself
+        // is measured in `benches/safety.rs`. 1 × 13..19 is never Luhn-valid except 1×… sums
+        // that are multiples of 10, so some windows are masked and the length is kept.
+        let text = "1 ".repeat(32 * 1024);
+        let masked = mask_cards(&text);
+        assert_eq!(masked.chars().count(), text.chars().count());
     }
 }

@@ -46,6 +46,19 @@ impl Stage {
     pub fn is_language(self) -> bool {
         matches!(self, Stage::Script | Stage::Banglish | Stage::LangId)
     }
+
+    /// The stages of a full screen, in pipeline order: the one place the order is written.
+    pub const SCREEN: [Stage; 6] = [
+        Stage::Script,
+        Stage::Banglish,
+        Stage::LangId,
+        Stage::Signatures,
+        Stage::Guard,
+        Stage::Judge,
+    ];
+
+    /// The language screen alone (the eval suites' `language` cases).
+    pub const LANGUAGE: [Stage; 3] = [Stage::Script, Stage::Banglish, Stage::LangId];
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -76,10 +89,12 @@ pub enum Reason {
     JudgeBlocked,
     GuardUnavailable,
     JudgeUnavailable,
+    /// A safety check itself crashed: the question is blocked (fail closed).
+    CheckFailed,
 }
 
 impl Reason {
-    pub const ALL: [Reason; 8] = [
+    pub const ALL: [Reason; 9] = [
         Reason::Passed,
         Reason::JudgeAllowed,
         Reason::UnsupportedLanguage,
@@ -88,6 +103,7 @@ impl Reason {
         Reason::JudgeBlocked,
         Reason::GuardUnavailable,
         Reason::JudgeUnavailable,
+        Reason::CheckFailed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -100,6 +116,7 @@ impl Reason {
             Reason::JudgeBlocked => "judge_blocked",
             Reason::GuardUnavailable => "guard_unavailable",
             Reason::JudgeUnavailable => "judge_unavailable",
+            Reason::CheckFailed => "check_failed",
         }
     }
 

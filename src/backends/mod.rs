@@ -10,6 +10,7 @@ pub mod openai_chat;
 pub mod tei;
 pub mod token_vectors;
 
+use crate::question::Question;
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
@@ -86,12 +87,13 @@ pub enum BackendError {
 }
 
 impl BackendError {
-    /// Closed label for metrics: `timeout`, `error` or `unparsable`.
-    pub fn outcome(&self) -> &'static str {
+    /// Closed label for metrics.
+    pub fn outcome(&self) -> crate::metrics::ModelOutcome {
+        use crate::metrics::ModelOutcome;
         match self {
-            BackendError::Timeout => "timeout",
-            BackendError::Connect(_) | BackendError::Status(_) => "error",
-            BackendError::Unparsable(_) => "unparsable",
+            BackendError::Timeout => ModelOutcome::Timeout,
+            BackendError::Connect(_) | BackendError::Status(_) => ModelOutcome::Error,
+            BackendError::Unparsable(_) => ModelOutcome::Unparsable,
         }
     }
 
@@ -108,11 +110,11 @@ impl BackendError {
     }
 }
 
-/// A guard model. `classify` receives text that has already had card numbers masked when the
-/// backend is remote.
+/// A guard model. A remote backend reads only [`Question::outbound`] (invisible characters
+/// removed, card numbers masked); the embedded one reads the folded forms.
 pub trait GuardBackend: Send + Sync + std::fmt::Debug {
     fn kind(&self) -> BackendKind;
-    fn classify<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Judgement, BackendError>>;
+    fn classify<'a>(&'a self, q: &'a Question) -> BoxFuture<'a, Result<Judgement, BackendError>>;
 }
 
 /// Where a remote backend lives.

@@ -4,6 +4,7 @@
 use super::{
     post_json, BackendError, BackendKind, GuardBackend, Judgement, NativeLabel, RemoteTarget,
 };
+use crate::question::Question;
 use futures_util::future::{BoxFuture, FutureExt};
 use serde_json::{json, Value};
 
@@ -21,6 +22,9 @@ pub fn parse_moderation(body: &Value) -> Result<Judgement, BackendError> {
         .get("category_scores")
         .and_then(Value::as_object)
         .ok_or_else(|| BackendError::Unparsable("no category_scores".into()))?;
+    if scores.is_empty() {
+        return Err(BackendError::Unparsable("empty category_scores".into()));
+    }
     let mut max = 0f32;
     for v in scores.values() {
         let s = v
@@ -39,10 +43,15 @@ pub fn parse_moderation(body: &Value) -> Result<Judgement, BackendError> {
         })
         .unwrap_or_default();
     categories.sort();
-    let flagged = result
-        .get("flagged")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
+    let flagged = match result.get("flagged") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            return Err(BackendError::Unparsable(
+                "`flagged` is not a boolean".into(),
+            ))
+        }
+    };
     let label = if flagged {
         NativeLabel::Unsafe
     } else {
@@ -60,9 +69,9 @@ impl GuardBackend for ModerationBackend {
         BackendKind::OpenaiModeration
     }
 
-    fn classify<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Judgement, BackendError>> {
+    fn classify<'a>(&'a self, q: &'a Question) -> BoxFuture<'a, Result<Judgement, BackendError>> {
         async move {
-            let body = json!({"model": self.target.model, "input": text});
+            let body = json!({"model": self.target.model, "input": q.outbound()});
             let answer = post_json(&self.http, &self.target, "moderations", &body).await?;
             parse_moderation(&answer)
         }
@@ -90,5 +99,19 @@ mod tests {
         assert!(
             parse_moderation(&json!({"results": [{"category_scores": {"x": "high"}}]})).is_err()
         );
+        // No scores at all is not "safe": it is an answer we cannot read.
+        assert!(
+            parse_moderation(&json!({"results": [{"flagged": false, "category_scores": {}}]}))
+                .is_err()
+        );
+        assert!(parse_moderation(
+            &json!({"results": [{"flagged": "yes", "category_scores": {"x": 0.1}}]})
+        )
+        .is_err());
+        // A flag with low scores stays an explicit unsafe label.
+        let j = parse_moderation(
+            &json!({"results": [{"flagged": true, "category_scores": {"x": 0.4}}]}),
+        );
+        assert_eq!(j.map(|j| j.label), Ok(NativeLabel::Unsafe));
     }
 }

@@ -8,6 +8,7 @@
 use super::{
     post_json, BackendError, BackendKind, GuardBackend, Judgement, NativeLabel, RemoteTarget,
 };
+use crate::question::Question;
 use futures_util::future::{BoxFuture, FutureExt};
 use serde_json::{json, Value};
 
@@ -50,13 +51,13 @@ impl GuardBackend for OpenAiChatBackend {
         }
     }
 
-    fn classify<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Judgement, BackendError>> {
+    fn classify<'a>(&'a self, q: &'a Question) -> BoxFuture<'a, Result<Judgement, BackendError>> {
         async move {
             let body = post_json(
                 &self.http,
                 &self.target,
                 "chat/completions",
-                &self.request_body(text),
+                &self.request_body(q.outbound()),
             )
             .await?;
             let choice = body
@@ -124,7 +125,13 @@ pub fn parse_llama_guard(
         _ => return Err(unparsable("first line is neither `safe` nor `unsafe`")),
     };
     let mut categories = Vec::new();
+    if label == NativeLabel::Safe && lines.next().is_some() {
+        return Err(unparsable("text after `safe`"));
+    }
     if label == NativeLabel::Unsafe {
+        if lines.clone().count() > 1 {
+            return Err(unparsable("more than one line after `unsafe`"));
+        }
         if let Some(line) = lines.next() {
             for code in line
                 .split(',')
@@ -186,6 +193,9 @@ pub fn parse_qwen3guard(content: &str) -> Result<Judgement, BackendError> {
     for line in content.lines().map(str::trim) {
         let lower = line.to_ascii_lowercase();
         if let Some(rest) = lower.strip_prefix("safety:") {
+            if label.is_some() {
+                return Err(unparsable("more than one `Safety:` line"));
+            }
             label = Some(match rest.trim() {
                 "safe" => NativeLabel::Safe,
                 "unsafe" => NativeLabel::Unsafe,
@@ -236,6 +246,10 @@ mod tests {
         assert!(parse_llama_guard("", None).is_err());
         assert!(parse_llama_guard("I think this is safe", None).is_err());
         assert!(parse_llama_guard("unsafe\nS99", None).is_err());
+        // Conflicting or extra lines cannot be mapped with certainty.
+        assert!(parse_llama_guard("safe\nunsafe", None).is_err());
+        assert!(parse_llama_guard("safe\nS1", None).is_err());
+        assert!(parse_llama_guard("unsafe\nS1\nsafe", None).is_err());
     }
 
     #[test]
@@ -270,5 +284,7 @@ mod tests {
         );
         assert!(parse_qwen3guard("Safe").is_err());
         assert!(parse_qwen3guard("Safety: Maybe").is_err());
+        // Several verdicts: not the last one, not the first one, none.
+        assert!(parse_qwen3guard("Safety: Unsafe\nCategories: Violent\nSafety: Safe").is_err());
     }
 }

@@ -5,6 +5,7 @@
 use super::{
     post_json, BackendError, BackendKind, GuardBackend, Judgement, NativeLabel, RemoteTarget,
 };
+use crate::question::Question;
 use futures_util::future::{BoxFuture, FutureExt};
 use serde_json::{json, Value};
 
@@ -38,20 +39,26 @@ pub fn windows(text: &str) -> Vec<String> {
     out
 }
 
-/// Labels that mean "attack" across classifier conventions.
-fn is_malicious(label: &str) -> bool {
-    matches!(
-        label.trim().to_ascii_uppercase().as_str(),
-        "MALICIOUS" | "LABEL_1" | "INJECTION" | "JAILBREAK" | "UNSAFE" | "HARMFUL"
-    )
+/// What a classifier label means, across the conventions of the prompt-attack classifiers
+/// (Prompt Guard 1 and 2, ProtectAI's DeBERTa, ...). Any other label is not understood.
+fn label_is_malicious(label: &str) -> Option<bool> {
+    match label.trim().to_ascii_uppercase().as_str() {
+        "MALICIOUS" | "LABEL_1" | "INJECTION" | "JAILBREAK" | "UNSAFE" | "HARMFUL" => Some(true),
+        "BENIGN" | "LABEL_0" | "SAFE" => Some(false),
+        _ => None,
+    }
 }
 
-/// One window's predictions: `[{label, score}, ...]`.
+/// One window's predictions: `[{label, score}, ...]`. P(attack) is the highest attack score,
+/// or one minus the benign score when that is higher (every class but benign is an attack, so
+/// a top-1 answer `BENIGN 0.6` means 0.4 of attack). A label we do not know fails the answer.
 fn malicious_score(predictions: &Value) -> Result<f32, BackendError> {
     let list = predictions
         .as_array()
         .ok_or_else(|| BackendError::Unparsable("prediction is not a list".into()))?;
-    let mut seen = false;
+    if list.is_empty() {
+        return Err(BackendError::Unparsable("no predictions".into()));
+    }
     let mut p = 0f32;
     for pred in list {
         let label = pred.get("label").and_then(Value::as_str);
@@ -61,16 +68,16 @@ fn malicious_score(predictions: &Value) -> Result<f32, BackendError> {
                 "prediction without label/score".into(),
             ));
         };
-        seen = true;
-        if is_malicious(label) {
-            p = p.max(score as f32);
+        if !(0.0..=1.0).contains(&score) {
+            return Err(BackendError::Unparsable("score outside [0, 1]".into()));
+        }
+        match label_is_malicious(label) {
+            Some(true) => p = p.max(score as f32),
+            Some(false) => p = p.max(1.0 - score as f32),
+            None => return Err(BackendError::Unparsable("unknown classifier label".into())),
         }
     }
-    if seen {
-        Ok(p.clamp(0.0, 1.0))
-    } else {
-        Err(BackendError::Unparsable("no predictions".into()))
-    }
+    Ok(p.clamp(0.0, 1.0))
 }
 
 pub fn parse_predict(body: &Value, windows: usize) -> Result<f32, BackendError> {
@@ -96,9 +103,9 @@ impl GuardBackend for TeiBackend {
         BackendKind::Tei
     }
 
-    fn classify<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Result<Judgement, BackendError>> {
+    fn classify<'a>(&'a self, q: &'a Question) -> BoxFuture<'a, Result<Judgement, BackendError>> {
         async move {
-            let windows = windows(text);
+            let windows = windows(q.outbound());
             let inputs: Vec<Vec<String>> = windows.iter().map(|w| vec![w.clone()]).collect();
             let body = json!({"inputs": inputs, "truncate": true});
             let answer = post_json(&self.http, &self.target, "predict", &body).await?;
@@ -122,12 +129,19 @@ mod tests {
     fn predict_shapes() {
         let flat =
             json!([{"label": "MALICIOUS", "score": 0.998}, {"label": "BENIGN", "score": 0.002}]);
-        assert_eq!(parse_predict(&flat, 1), Ok(0.998));
+        assert!(parse_predict(&flat, 1).is_ok_and(|p| (p - 0.998).abs() < 1e-6));
         let batch = json!([[{"label": "LABEL_0", "score": 0.9}, {"label": "LABEL_1", "score": 0.1}],
                            [{"label": "LABEL_1", "score": 0.7}, {"label": "LABEL_0", "score": 0.3}]]);
-        assert_eq!(parse_predict(&batch, 2), Ok(0.7));
+        assert!(parse_predict(&batch, 2).is_ok_and(|p| (p - 0.7).abs() < 1e-6));
         assert!(parse_predict(&json!({"error": "x"}), 1).is_err());
         assert!(parse_predict(&json!([[{"label": "X"}]]), 1).is_err());
+        // Labels from another convention are not "safe": the answer cannot be read.
+        let toxic = json!([{"label": "toxic", "score": 0.9}, {"label": "non-toxic", "score": 0.1}]);
+        assert!(parse_predict(&toxic, 1).is_err());
+        assert!(parse_predict(&json!([[]]), 1).is_err());
+        // A top-1 benign answer still carries the attack share.
+        let p = parse_predict(&json!([{"label": "BENIGN", "score": 0.6}]), 1);
+        assert!(p.is_ok_and(|p| (p - 0.4).abs() < 1e-6));
     }
 
     #[test]

@@ -122,6 +122,17 @@ pub struct ConfigSet {
     pub products: BTreeMap<String, Arc<Product>>,
 }
 
+impl Product {
+    /// Whether the product takes questions in this language (`en` or `bn`; nothing else).
+    pub fn accepts(&self, language: &str) -> bool {
+        match language {
+            "en" => self.accepts_english,
+            "bn" => self.accepts_bangla,
+            _ => false,
+        }
+    }
+}
+
 impl ConfigSet {
     pub fn product(&self, name: &str) -> Option<&Arc<Product>> {
         self.products.get(name)

@@ -3,11 +3,10 @@
 use super::suite::{Case, Expect, GuardLabel, Kind};
 use crate::config::ConfigSet;
 use crate::metrics::Metrics;
-use crate::pipeline::{run_language_screen, run_stages};
-use crate::stages::guard::{apply_thresholds, GuardEval};
-use crate::stages::judge::JudgeEval;
-use crate::text::{mask_cards, normalise};
-use crate::verdict::{Decision, Reason, Stage};
+use crate::pipeline::{run_plan, run_stages};
+use crate::question::Question;
+use crate::stages::Context;
+use crate::verdict::{Decision, Outcome, Reason, Stage, Verdict};
 use futures_util::StreamExt;
 use serde::Serialize;
 
@@ -52,12 +51,14 @@ pub fn matches(e: &Expect, a: &Actual) -> bool {
             .is_none_or(|cs| cs.iter().all(|c| a.categories.contains(c)))
 }
 
+/// Each kind of case runs the pipeline's own stages (the same step, timeouts and failure
+/// policy as a real screen), only fewer of them.
 async fn run_case(config: &ConfigSet, metrics: &Metrics, case: &Case) -> Actual {
     let Some(product) = config.product(&case.product) else {
         return Actual::default();
     };
-    let text = normalise(&case.text);
-    let from_verdict = |v: crate::verdict::Verdict| Actual {
+    let q = Question::new(&case.text);
+    let from_verdict = |v: Verdict| Actual {
         decision: Some(v.decision),
         reason: Some(v.reason),
         stage: Some(v.stage),
@@ -66,32 +67,18 @@ async fn run_case(config: &ConfigSet, metrics: &Metrics, case: &Case) -> Actual 
         guard: None,
     };
     match case.kind {
-        Kind::Language => from_verdict(run_language_screen(product, &text, metrics)),
-        Kind::Screen => from_verdict(run_stages(product, &text, metrics).await),
+        Kind::Language => {
+            from_verdict(run_plan(product, &q, metrics, &Stage::LANGUAGE, Context::default()).await)
+        }
+        Kind::Screen => from_verdict(run_stages(product, &q, metrics).await),
         Kind::Guard => {
-            let outbound = if product.guard.kind().is_remote() {
-                mask_cards(&text)
-            } else {
-                text.clone()
-            };
-            let answer =
-                tokio::time::timeout(product.guard_timeout, product.guard.classify(&outbound))
-                    .await;
-            let (label, reason, categories) = match answer {
-                Ok(Ok(j)) => match apply_thresholds(j, &product.thresholds) {
-                    GuardEval::Safe { .. } => (GuardLabel::Safe, Some(Reason::Passed), Vec::new()),
-                    GuardEval::Unsafe { categories, .. } => {
-                        (GuardLabel::Unsafe, Some(Reason::Unsafe), categories)
-                    }
-                    GuardEval::Borderline { categories, .. } => {
-                        (GuardLabel::Borderline, None, categories)
-                    }
-                },
-                _ => (
-                    GuardLabel::Unavailable,
-                    Some(Reason::GuardUnavailable),
-                    Vec::new(),
-                ),
+            let v = run_plan(product, &q, metrics, &[Stage::Guard], Context::default()).await;
+            let outcome = v.trace.first().map(|t| t.outcome);
+            let (label, reason) = match outcome {
+                Some(Outcome::Pass) => (GuardLabel::Safe, Some(Reason::Passed)),
+                Some(Outcome::Block) => (GuardLabel::Unsafe, Some(Reason::Unsafe)),
+                Some(Outcome::Borderline) => (GuardLabel::Borderline, None),
+                _ => (GuardLabel::Unavailable, Some(Reason::GuardUnavailable)),
             };
             let decision = if label == GuardLabel::Safe {
                 Decision::Allow
@@ -103,26 +90,19 @@ async fn run_case(config: &ConfigSet, metrics: &Metrics, case: &Case) -> Actual 
                 reason,
                 stage: Some(Stage::Guard),
                 language: None,
-                categories,
+                categories: v.categories,
                 guard: Some(label),
             }
         }
         Kind::Judge => {
-            let reason = match &product.judge {
-                None => Reason::JudgeUnavailable,
-                Some(judge) => {
-                    let masked = mask_cards(&text);
-                    let call = judge.evaluate(&product.judge_prompt, &masked, 0.5);
-                    match tokio::time::timeout(product.judge_timeout, call).await {
-                        Ok(Ok(JudgeEval::Allow { .. })) => Reason::JudgeAllowed,
-                        Ok(Ok(_)) => Reason::JudgeBlocked,
-                        _ => Reason::JudgeUnavailable,
-                    }
-                }
+            let ctx = Context {
+                borderline: Some((0.5, Vec::new())),
+                ..Context::default()
             };
+            let v = run_plan(product, &q, metrics, &[Stage::Judge], ctx).await;
             Actual {
-                decision: Some(reason.decision()),
-                reason: Some(reason),
+                decision: Some(v.decision),
+                reason: Some(v.reason),
                 stage: Some(Stage::Judge),
                 ..Default::default()
             }

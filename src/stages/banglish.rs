@@ -214,6 +214,26 @@ impl Lexicon {
     }
 }
 
+/// The stage: reads the Latin form of the question ([`Question::latin`]).
+///
+/// [`Question::latin`]: crate::question::Question::latin
+pub fn stage(q: &crate::question::Question, lexicon: &Lexicon) -> super::StageEval {
+    use super::StageEval;
+    match evaluate(lexicon, q.latin()) {
+        BanglishEval::English(ev) => StageEval::Language {
+            code: "en".into(),
+            settled: true,
+            detail: ev.detail(),
+        },
+        BanglishEval::Romanized { language, evidence } => StageEval::Language {
+            code: language.into(),
+            settled: true,
+            detail: evidence.detail(),
+        },
+        BanglishEval::Undecided(evidence) => StageEval::Undecided { evidence },
+    }
+}
+
 /// Decide from the evidence: reject clear romanized text, accept clear English.
 pub fn evaluate(lexicon: &Lexicon, text: &str) -> BanglishEval {
     let ev = lexicon.evidence(text);

@@ -1,8 +1,34 @@
 //! Stage 5, guard: the product's guard backend scores the question and the product's
 //! thresholds turn its judgement into `safe`, `unsafe` or `borderline`. Timeouts and errors are
 //! not handled here: the pipeline applies the fail-closed policy.
+//!
+//! The embedded model reads the folded forms; a remote model reads only the outbound form
+//! (invisible characters removed, card numbers masked), made here, inside the guard's timer.
 
+use super::{StageError, StageEval};
 use crate::backends::{Judgement, NativeLabel};
+use crate::config::Product;
+use crate::question::Question;
+use crate::verdict::Reason;
+
+/// The stage: classify, then apply the product's thresholds.
+pub async fn stage(q: &Question, product: &Product) -> Result<StageEval, StageError> {
+    let judgement = product.guard.classify(q).await?;
+    let p = |score: Option<f32>| score.map(|p| format!("p_unsafe={p:.3}"));
+    Ok(match apply_thresholds(judgement, &product.thresholds) {
+        GuardEval::Safe { score } => StageEval::Pass {
+            detail: p(score),
+            score,
+        },
+        GuardEval::Unsafe { score, categories } => StageEval::Block {
+            reason: Reason::Unsafe,
+            categories,
+            score,
+            detail: p(score),
+        },
+        GuardEval::Borderline { score, categories } => StageEval::Borderline { score, categories },
+    })
+}
 
 /// Per-product thresholds on P(unsafe).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -37,12 +63,18 @@ impl GuardEval {
     }
 }
 
-/// The probability band decides when the backend gives one; the native label otherwise.
+/// The probability band decides when the backend gives one; the native label otherwise. A
+/// threshold can only make the verdict stricter than the model's own label: an explicit
+/// `unsafe` (or a moderation flag) is never below borderline, whatever its probability.
 /// Qwen3Guard's `Controversial` is always borderline. Categories are kept even when the band
 /// overrides the label (an `unsafe\nS6` at p=0.55 is borderline with S6).
 pub fn apply_thresholds(j: Judgement, t: &Thresholds) -> GuardEval {
     let categories = j.categories;
     match (j.label, j.p_unsafe) {
+        (NativeLabel::Unsafe, Some(p)) if p < t.block_at => GuardEval::Borderline {
+            score: p,
+            categories,
+        },
         (NativeLabel::Controversial, p) => GuardEval::Borderline {
             score: p.unwrap_or(0.5),
             categories,
@@ -96,6 +128,9 @@ mod tests {
             (j(NativeLabel::Score, Some(0.79)), "borderline"),
             (j(NativeLabel::Score, Some(0.8)), "unsafe"),
             (j(NativeLabel::Unsafe, Some(0.55)), "borderline"),
+            // An explicit unsafe label is never made safe by a low probability.
+            (j(NativeLabel::Unsafe, Some(0.1)), "borderline"),
+            (j(NativeLabel::Unsafe, Some(0.0)), "borderline"),
             (j(NativeLabel::Safe, Some(0.95)), "unsafe"),
             (j(NativeLabel::Unsafe, None), "unsafe"),
             (j(NativeLabel::Safe, None), "safe"),

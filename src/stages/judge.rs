@@ -6,8 +6,41 @@
 //! masked. Only a strictly parsed, explicit `allow` lets the question through: `block`,
 //! anything unparsable, an empty answer or prose that merely mentions "allow" blocks.
 
+use super::{Context, StageError, StageEval};
 use crate::backends::{post_json, BackendError, RemoteTarget};
+use crate::config::Product;
+use crate::question::Question;
+use crate::verdict::Reason;
 use serde_json::{json, Value};
+
+/// The stage: the product's judge reads the outbound form of a borderline question. No judge
+/// configured, an error or an unparsable answer is a failure; the pipeline blocks on it.
+pub async fn stage(
+    q: &Question,
+    product: &Product,
+    ctx: &Context,
+) -> Result<StageEval, StageError> {
+    let Some(judge) = &product.judge else {
+        return Err(StageError::NotConfigured("no judge configured"));
+    };
+    let (score, categories) = ctx.borderline.clone().unwrap_or((0.5, Vec::new()));
+    match judge
+        .evaluate(&product.judge_prompt, q.outbound(), score)
+        .await?
+    {
+        JudgeEval::Allow { rationale } => Ok(StageEval::JudgeAllowed { rationale }),
+        JudgeEval::Block {
+            rationale,
+            categories: judge_categories,
+        } => Ok(StageEval::Block {
+            reason: Reason::JudgeBlocked,
+            categories: categories.into_iter().chain(judge_categories).collect(),
+            score: Some(score),
+            detail: Some(format!("block: {rationale}")),
+        }),
+        JudgeEval::Unparsable => Err(StageError::UnparsableAnswer),
+    }
+}
 
 const OPEN: &str = "<<<QUESTION";
 const CLOSE: &str = "QUESTION>>>";

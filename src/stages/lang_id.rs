@@ -23,6 +23,31 @@ pub enum LangIdEval {
     Reject { language: String, detail: String },
 }
 
+/// The stage: reads the Latin form of the question and the wordlists' evidence. Without
+/// evidence (never expected: the pipeline runs it only after an undecided wordlist stage) it
+/// says nothing.
+pub fn stage(q: &crate::question::Question, evidence: Option<&LatinEvidence>) -> super::StageEval {
+    use super::StageEval;
+    let Some(evidence) = evidence else {
+        return StageEval::Pass {
+            detail: None,
+            score: None,
+        };
+    };
+    match evaluate(q.latin(), evidence) {
+        LangIdEval::Pass { language, detail } => StageEval::Language {
+            code: language,
+            settled: false,
+            detail,
+        },
+        LangIdEval::Reject { language, detail } => StageEval::Language {
+            code: language,
+            settled: true,
+            detail,
+        },
+    }
+}
+
 pub fn evaluate(text: &str, evidence: &LatinEvidence) -> LangIdEval {
     let info = whatlang::detect(text);
     let (lang, reliable, confidence) = match &info {

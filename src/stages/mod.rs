@@ -1,5 +1,6 @@
-//! The six stages, one module each, in pipeline order. Each stage only *evaluates*; the order
-//! they run in and what their outcomes mean for the verdict live in `crate::pipeline` alone.
+//! The stages, one module each, in pipeline order. Each stage only *evaluates* a
+//! [`Question`] into a [`StageEval`] (or a [`StageError`]); the order they run in, their timers,
+//! timeouts, panic capture, failure policy, metrics and trace live in `crate::pipeline` alone.
 
 pub mod banglish;
 pub mod guard;
@@ -7,3 +8,90 @@ pub mod judge;
 pub mod lang_id;
 pub mod script;
 pub mod signatures;
+
+use crate::backends::BackendError;
+use crate::config::Product;
+use crate::question::Question;
+use crate::verdict::{Reason, Stage};
+use banglish::LatinEvidence;
+
+/// What one stage concluded about the question.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StageEval {
+    /// Nothing to object to; go on. `score` is the guard's P(unsafe) when it has one.
+    Pass {
+        detail: Option<String>,
+        score: Option<f32>,
+    },
+    /// The language screen has nothing more to say (no letters at all): skip its other stages.
+    LanguageUndetermined { detail: String },
+    /// The language is known. `settled`: the stage is sure (script, wordlists, a reliable
+    /// lang-id answer) and the pipeline accepts or blocks by the product's languages; not
+    /// settled (a weak lang-id guess): only a language the screen supports but the product does
+    /// not take blocks.
+    Language {
+        code: String,
+        settled: bool,
+        detail: String,
+    },
+    /// Latin text the wordlists could not decide: lang-id reads the evidence.
+    Undecided { evidence: LatinEvidence },
+    Block {
+        reason: Reason,
+        categories: Vec<String>,
+        score: Option<f32>,
+        detail: Option<String>,
+    },
+    /// The guard is unsure: only the judge's explicit allow lets the question through.
+    Borderline { score: f32, categories: Vec<String> },
+    /// The judge's explicit allow.
+    JudgeAllowed { rationale: String },
+}
+
+/// Why a stage gave no evaluation. The pipeline applies the stage's failure policy.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StageError {
+    /// The model call failed: timeout, connection, HTTP status, a body that is not JSON, or an
+    /// answer the backend cannot map with certainty.
+    #[error("{0}")]
+    Backend(#[from] BackendError),
+    /// The model answered, but not in the agreed format (the judge).
+    #[error("unparsable answer")]
+    UnparsableAnswer,
+    /// Nothing is configured to answer (no judge).
+    #[error("{0}")]
+    NotConfigured(&'static str),
+    /// The check itself crashed.
+    #[error("check panicked")]
+    Panicked,
+}
+
+/// What earlier stages hand to later ones.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// The wordlists' evidence, when they could not decide (for lang-id).
+    pub evidence: Option<LatinEvidence>,
+    /// The guard's borderline score and categories (for the judge).
+    pub borderline: Option<(f32, Vec<String>)>,
+}
+
+/// Run one stage's evaluation. Sync stages are plain calls; the model stages are awaited.
+pub async fn evaluate(
+    stage: Stage,
+    q: &Question,
+    product: &Product,
+    ctx: &Context,
+) -> Result<StageEval, StageError> {
+    match stage {
+        Stage::Script => Ok(script::stage(q)),
+        Stage::Banglish => Ok(banglish::stage(q, &product.lexicon)),
+        Stage::LangId => Ok(lang_id::stage(q, ctx.evidence.as_ref())),
+        Stage::Signatures => Ok(product.signatures.stage(q)),
+        Stage::Guard => guard::stage(q, product).await,
+        Stage::Judge => judge::stage(q, product, ctx).await,
+        Stage::Pipeline => Ok(StageEval::Pass {
+            detail: None,
+            score: None,
+        }),
+    }
+}

@@ -41,6 +41,30 @@ impl ScriptEval {
     }
 }
 
+/// The stage: reads the normalised text.
+pub fn stage(q: &crate::question::Question) -> super::StageEval {
+    use super::StageEval;
+    let eval = evaluate(q.text());
+    let detail = eval.detail();
+    match eval {
+        ScriptEval::Bangla { .. } => StageEval::Language {
+            code: "bn".into(),
+            settled: true,
+            detail,
+        },
+        ScriptEval::Other { language, .. } => StageEval::Language {
+            code: language,
+            settled: true,
+            detail,
+        },
+        ScriptEval::NoLetters => StageEval::LanguageUndetermined { detail },
+        ScriptEval::Latin { .. } => StageEval::Pass {
+            detail: Some(detail),
+            score: None,
+        },
+    }
+}
+
 pub fn evaluate(text: &str) -> ScriptEval {
     // A handful of scripts appear in practice; a small vector beats a map here.
     let mut counts: Vec<(Script, u32)> = Vec::with_capacity(4);

@@ -5,7 +5,10 @@
 //! Free and exact: it stops the lazy attempts before any model is asked. A hit is reported by
 //! list and line, so a false positive can be traced to the signature that made it.
 
+use super::StageEval;
+use crate::question::Question;
 use crate::text::{fold_for_matching, squash};
+use crate::verdict::Reason;
 use aho_corasick::{AhoCorasick, MatchKind};
 
 /// Signatures at least this many letters long also match on the squashed copy (no spaces or
@@ -149,13 +152,53 @@ impl Signatures {
             .sum()
     }
 
-    /// The first signature found in the question, if any.
+    /// The stage: hidden text blocks on its own; then the signatures run on the folded copy,
+    /// on what the hidden text spells and on every decoded payload.
+    pub fn stage(&self, q: &Question) -> StageEval {
+        let block = |detail: String, mut categories: Vec<String>| {
+            categories.insert(0, "prompt_injection".to_string());
+            StageEval::Block {
+                reason: Reason::PromptInjection,
+                categories,
+                score: None,
+                detail: Some(detail),
+            }
+        };
+        let hidden = q.hidden();
+        if !hidden.is_empty() {
+            let mut detail = hidden.detail();
+            if let Some(hit) = self.evaluate(&hidden.text) {
+                detail.push_str(&format!("; {} (in hidden text)", hit.detail()));
+            }
+            return block(detail, vec!["hidden_text".into()]);
+        }
+        if let Some(hit) = self.evaluate_folded(q.folded()) {
+            return block(hit.detail(), Vec::new());
+        }
+        for payload in q.decoded() {
+            if let Some(hit) = self.evaluate(&payload.text) {
+                let detail = format!("{} (in {})", hit.detail(), payload.encoding.as_str());
+                return block(detail, vec!["encoded_payload".into()]);
+            }
+        }
+        StageEval::Pass {
+            detail: (!q.decoded().is_empty())
+                .then(|| format!("{} decoded payload(s) screened", q.decoded().len())),
+            score: None,
+        }
+    }
+
+    /// The first signature found in a text, if any (folds it first).
     pub fn evaluate(&self, text: &str) -> Option<SignatureHit> {
-        let folded = fold_for_matching(text);
+        self.evaluate_folded(&fold_for_matching(text))
+    }
+
+    /// The first signature found in text already folded by [`fold_for_matching`].
+    pub fn evaluate_folded(&self, folded: &str) -> Option<SignatureHit> {
         let n = if folded.is_ascii() { 1 } else { 2 };
         for matcher in &self.folded[..n] {
-            for m in matcher.automaton.find_iter(&folded) {
-                if at_word_boundaries(&folded, m.start(), m.end()) {
+            for m in matcher.automaton.find_iter(folded) {
+                if at_word_boundaries(folded, m.start(), m.end()) {
                     let origin = matcher.origins[m.pattern().as_usize()].clone();
                     return Some(SignatureHit {
                         origin,
@@ -164,7 +207,7 @@ impl Signatures {
                 }
             }
         }
-        let squashed = squash(&folded);
+        let squashed = squash(folded);
         self.squashed[..n].iter().find_map(|matcher| {
             matcher.automaton.find(&squashed).map(|m| SignatureHit {
                 origin: matcher.origins[m.pattern().as_usize()].clone(),
