@@ -38,6 +38,7 @@ use std::process::ExitCode;
 
 /// Run a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    quiet_panics();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -72,6 +73,18 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// A panic message can hold the text being screened (a slicing panic quotes the string), so
+/// the hook prints where it happened, never what it says. The pipeline catches stage panics and
+/// fails them by policy; this only keeps them out of the logs.
+fn quiet_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let at = info
+            .location()
+            .map_or_else(String::new, |l| format!(" at {}:{}", l.file(), l.line()));
+        eprintln!("guard: a check panicked{at} (message withheld: it may quote screened text)");
+    }));
+}
+
 fn load_state(
     config_dir: std::path::PathBuf,
     audit_default: &str,
@@ -91,6 +104,9 @@ fn check_config(config_dir: std::path::PathBuf) -> anyhow::Result<ExitCode> {
     let http = server::http_client();
     match config::load(&config_dir, &config::Overrides::from_env(), &http) {
         Ok(set) => {
+            // Exactly what `serve` builds, caches included.
+            let screener = pipeline::Screener::new(set, metrics::Metrics::with_recording(false)?);
+            let set = &screener.config;
             for p in set.products.values() {
                 let judge = if p.judge.is_some() {
                     "configured"
@@ -98,10 +114,12 @@ fn check_config(config_dir: std::path::PathBuf) -> anyhow::Result<ExitCode> {
                     "none"
                 };
                 println!(
-                    "ok  {}  config_rev={}  guard={}  judge={judge}  signatures={} ({} KiB)",
+                    "ok  {}  config_rev={}  guard={} (allow_below={} block_at={})  judge={judge}  signatures={} ({} KiB)",
                     p.name,
                     p.config_rev,
                     p.guard.kind().as_str(),
+                    p.thresholds.allow_below,
+                    p.thresholds.block_at,
                     p.signatures.count,
                     p.signatures.memory_usage() / 1024
                 );
@@ -246,6 +264,10 @@ async fn jsonl_line(screener: &pipeline::Screener, product: &str, line: &str) ->
         (Ok(_), Some(t)) if t.trim().is_empty() => {
             error("missing_text", "`text` must not be empty")
         }
+        (Ok(_), Some(t)) if !text::has_visible(t) => error(
+            "no_visible_text",
+            "`text` has no visible character (only white space or invisible characters)",
+        ),
         (Ok(_), Some(t)) => match screener.screen(product, t).await {
             Some(v) => {
                 let mut value = serde_json::to_value(&v).unwrap_or_default();

@@ -65,9 +65,7 @@ impl Question {
 
     /// True when at least one character renders as something (not white space, not invisible).
     pub fn has_visible_text(&self) -> bool {
-        self.text
-            .chars()
-            .any(|c| !c.is_whitespace() && !is_invisible(c))
+        crate::text::has_visible(&self.text)
     }
 
     /// The form the language stages read Latin letters in: the text itself when it is ASCII,

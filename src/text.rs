@@ -82,6 +82,11 @@ pub fn is_invisible(c: char) -> bool {
     !c.is_ascii() && CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
 }
 
+/// True when at least one character renders as something (not white space, not invisible).
+pub fn has_visible(text: &str) -> bool {
+    text.chars().any(|c| !c.is_whitespace() && !is_invisible(c))
+}
+
 /// Map a look-alike letter (Cyrillic, Greek, a few others) to the Latin letter it imitates.
 /// Applied after NFKC and lower-casing, so only lower-case forms are needed; full-width forms
 /// are already folded by NFKC.

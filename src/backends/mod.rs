@@ -51,6 +51,45 @@ impl BackendKind {
     pub fn is_remote(self) -> bool {
         self != BackendKind::Embedded
     }
+
+    /// Thresholds on P(unsafe) for this kind of model when the product sets none. The embedded
+    /// model's were tuned on the development split (models/README.md); the remote ones take
+    /// the models' own decision boundary (0.5) and block outright only when the model is sure.
+    /// Labels come first either way: an explicit `unsafe` is never below borderline.
+    pub fn default_thresholds(self) -> crate::stages::guard::Thresholds {
+        let (allow_below, block_at) = match self {
+            BackendKind::Embedded => (0.62, 0.9),
+            BackendKind::LlamaGuard3
+            | BackendKind::Qwen3guard
+            | BackendKind::Tei
+            | BackendKind::OpenaiModeration => (0.5, 0.9),
+        };
+        crate::stages::guard::Thresholds {
+            allow_below,
+            block_at,
+        }
+    }
+}
+
+/// The remote backend of a kind (the embedded one is built from its model file).
+pub fn remote(kind: BackendKind, http: reqwest::Client, target: RemoteTarget) -> std::sync::Arc<dyn GuardBackend> {
+    use std::sync::Arc;
+    match kind {
+        BackendKind::LlamaGuard3 => Arc::new(openai_chat::OpenAiChatBackend {
+            http,
+            target,
+            protocol: openai_chat::Protocol::LlamaGuard3,
+        }),
+        BackendKind::Qwen3guard => Arc::new(openai_chat::OpenAiChatBackend {
+            http,
+            target,
+            protocol: openai_chat::Protocol::Qwen3Guard,
+        }),
+        BackendKind::Tei => Arc::new(tei::TeiBackend { http, target }),
+        BackendKind::OpenaiModeration | BackendKind::Embedded => {
+            Arc::new(moderation::ModerationBackend { http, target })
+        }
+    }
 }
 
 /// The model's own label, before thresholds.

@@ -7,9 +7,6 @@
 pub mod raw;
 
 use crate::backends::embedded::{EmbeddedBackend, EmbeddedModel, BUILTIN_MODEL};
-use crate::backends::moderation::ModerationBackend;
-use crate::backends::openai_chat::{OpenAiChatBackend, Protocol};
-use crate::backends::tei::TeiBackend;
 use crate::backends::{BackendKind, GuardBackend, RemoteTarget};
 use crate::stages::banglish::Lexicon;
 use crate::stages::guard::Thresholds;
@@ -59,7 +56,7 @@ impl fmt::Display for ConfigError {
 }
 
 /// Environment overrides that apply to every product (see the README).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Overrides {
     /// `GUARD_MODEL_URL`
     pub model_url: Option<String>,
@@ -71,6 +68,10 @@ pub struct Overrides {
     pub judge_url: Option<String>,
     /// `GUARD_JUDGE_MODEL`
     pub judge_model: Option<String>,
+    /// `GUARD_MODEL_ALLOW_BELOW`: thresholds for the overriding model (else its kind's defaults).
+    pub allow_below: Option<f32>,
+    /// `GUARD_MODEL_BLOCK_AT`
+    pub block_at: Option<f32>,
 }
 
 impl Overrides {
@@ -82,6 +83,8 @@ impl Overrides {
             model_name: var("GUARD_MODEL_NAME"),
             judge_url: var("GUARD_JUDGE_URL"),
             judge_model: var("GUARD_JUDGE_MODEL"),
+            allow_below: var("GUARD_MODEL_ALLOW_BELOW").and_then(|v| v.trim().parse().ok()),
+            block_at: var("GUARD_MODEL_BLOCK_AT").and_then(|v| v.trim().parse().ok()),
         }
     }
 }
@@ -404,6 +407,13 @@ fn check_overrides(l: &mut Loader<'_>, o: &Overrides) {
             "set all three, or none",
         );
     }
+    for var in ["GUARD_MODEL_ALLOW_BELOW", "GUARD_MODEL_BLOCK_AT"] {
+        if let Ok(v) = std::env::var(var) {
+            if !v.trim().is_empty() && v.trim().parse::<f32>().is_err() {
+                l.problem("environment", var, format!("`{v}` is not a number"), "e.g. 0.5");
+            }
+        }
+    }
     if o.judge_url.is_some() != o.judge_model.is_some() {
         l.problem(
             "environment",
@@ -414,29 +424,17 @@ fn check_overrides(l: &mut Loader<'_>, o: &Overrides) {
     }
 }
 
+/// Build one product, section by section. Every problem is recorded; the product is built
+/// only when its file added none.
 fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Option<Product> {
     let file = format!("products/{name}.toml");
     let text = l.read_text(&file, "-", &file)?;
-    let mut rev = RevHasher::default();
-    rev.add(&file, text.as_bytes());
-    let raw: RawProduct = match toml::from_str(&text) {
-        Ok(r) => r,
-        Err(e) => {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
-            let key = line.map_or_else(|| "-".to_string(), |n| format!("line {n}"));
-            l.problem(
-                &file,
-                &key,
-                e.message().trim().to_string(),
-                "see the configuration reference in README.md",
-            );
-            return None;
-        }
-    };
     let before = l.problems.len();
-
+    let (raw, problems) = RawProduct::parse(&text);
+    for (key, message) in problems {
+        l.problem(&file, &key, message, "see the configuration reference in README.md");
+    }
+    let raw = raw?;
     if !name
         .chars()
         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
@@ -448,28 +446,7 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
             "rename the file",
         );
     }
-    let mut accepts_english = false;
-    let mut accepts_bangla = false;
-    for lang in &raw.languages {
-        match lang.as_str() {
-            "en" => accepts_english = true,
-            "bn" => accepts_bangla = true,
-            other => l.problem(
-                &file,
-                "languages",
-                format!("unsupported language `{other}`"),
-                "the screen supports \"en\" and \"bn\"",
-            ),
-        }
-    }
-    if raw.languages.is_empty() {
-        l.problem(
-            &file,
-            "languages",
-            "no language accepted",
-            "languages = [\"en\", \"bn\"]",
-        );
-    }
+    let (accepts_english, accepts_bangla) = build_languages(l, &file, &raw.languages);
     if raw.reply.en.trim().is_empty() || raw.reply.bn.trim().is_empty() {
         l.problem(
             &file,
@@ -479,213 +456,47 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
         );
     }
     let lexicon = l.lexicon(&file, &raw.language);
-    let mut lang_paths = vec![
+    let signatures = l.signatures(&file, &raw.signatures.wordlists);
+    let guard = raw.guard.build(l, &file, overrides);
+    let judge = raw.judge.build(l, &file, name, overrides);
+    let cache = raw.cache.build(l, &file);
+
+    // The revision covers exactly what this product loaded, in a fixed order.
+    let mut rev = RevHasher::default();
+    rev.add(&file, text.as_bytes());
+    let mut files = vec![
         raw.language.english_wordlist.clone(),
         raw.language.banglish_wordlist.clone(),
     ];
-    lang_paths.extend(raw.language.other_wordlists.iter().cloned());
-    for p in lang_paths.iter().chain(raw.signatures.wordlists.iter()) {
-        if let Some(Some(bytes)) = l.files.get(p) {
-            rev.add(p, bytes);
-        }
-    }
-    let signatures = l.signatures(&file, &raw.signatures.wordlists);
-    for p in &raw.signatures.wordlists {
-        if let Some(Some(bytes)) = l.files.get(p) {
-            rev.add(p, bytes);
-        }
-    }
-
-    // Guard backend: the environment override wins over the product file.
-    let g = &raw.guard;
-    if !(0.0..=1.0).contains(&g.allow_below)
-        || !(0.0..=1.0).contains(&g.block_at)
-        || g.allow_below > g.block_at
-    {
-        l.problem(
-            &file,
-            "guard.allow_below / guard.block_at",
-            format!(
-                "need 0 <= allow_below ({}) <= block_at ({}) <= 1",
-                g.allow_below, g.block_at
-            ),
-            "e.g. allow_below = 0.5, block_at = 0.9",
-        );
-    }
-    if g.timeout_ms == 0 {
-        l.problem(&file, "guard.timeout_ms", "must be above 0", "e.g. 1500");
-    }
-    let (kind_str, url, model) = match &overrides.model_url {
-        Some(url) => (
-            overrides.model_kind.clone().unwrap_or_default(),
-            url.clone(),
-            overrides.model_name.clone().unwrap_or_default(),
-        ),
-        None => (g.kind.clone(), g.url.clone(), g.model.clone()),
-    };
-    rev.add(
-        "guard",
-        format!(
-            "{kind_str}|{url}|{model}|{}|{}|{}",
-            g.allow_below, g.block_at, g.timeout_ms
-        )
-        .as_bytes(),
-    );
-    let guard: Option<Arc<dyn GuardBackend>> = match BackendKind::parse(&kind_str) {
-        None => {
-            l.problem(
-                &file,
-                "guard.kind",
-                format!("unknown guard kind `{kind_str}`"),
-                "one of embedded, llama_guard_3, qwen3guard, tei, openai_moderation",
-            );
-            None
-        }
-        Some(BackendKind::Embedded) => {
-            let model = l.model(&file, &g.model_path);
-            if let Some(Some(bytes)) = l.files.get(&g.model_path) {
-                rev.add(&g.model_path, bytes);
-            } else if g.model_path.is_empty() {
-                rev.add("builtin-model", BUILTIN_MODEL);
-            }
-            model.map(|m| Arc::new(EmbeddedBackend { model: m }) as Arc<dyn GuardBackend>)
-        }
-        Some(kind) => {
-            if url.is_empty() {
-                l.problem(
-                    &file,
-                    "guard.url",
-                    format!("guard kind `{kind_str}` needs a url"),
-                    "e.g. url = \"http://127.0.0.1:8000/v1\"",
-                );
-            }
-            if model.is_empty() && kind != BackendKind::Tei {
-                l.problem(
-                    &file,
-                    "guard.model",
-                    format!("guard kind `{kind_str}` needs a model name"),
-                    "the name the server serves, e.g. \"meta-llama/Llama-Guard-3-8B\"",
-                );
-            }
-            let api_key = if overrides.model_url.is_some() {
-                std::env::var("GUARD_MODEL_API_KEY").ok()
-            } else {
-                l.api_key(&file, "guard.api_key_env", &g.api_key_env)
-            };
-            let target = RemoteTarget {
-                url,
-                model,
-                api_key,
-            };
-            let http = l.http.clone();
-            Some(match kind {
-                BackendKind::LlamaGuard3 => Arc::new(OpenAiChatBackend {
-                    http,
-                    target,
-                    protocol: Protocol::LlamaGuard3,
-                }) as Arc<dyn GuardBackend>,
-                BackendKind::Qwen3guard => Arc::new(OpenAiChatBackend {
-                    http,
-                    target,
-                    protocol: Protocol::Qwen3Guard,
-                }),
-                BackendKind::Tei => Arc::new(TeiBackend { http, target }),
-                BackendKind::OpenaiModeration | BackendKind::Embedded => {
-                    Arc::new(ModerationBackend { http, target })
-                }
-            })
-        }
-    };
-
-    // Judge.
-    let j = &raw.judge;
-    let judge_prompt = if j.prompt.is_empty() {
-        l.problem(
-            &file,
-            "judge.prompt",
-            "no judge instructions",
-            format!("judge.prompt = \"judge_prompts/{name}.md\""),
-        );
-        String::new()
+    files.extend(raw.language.other_wordlists.iter().cloned());
+    files.extend(raw.signatures.wordlists.iter().cloned());
+    files.push(raw.judge.prompt.clone());
+    if raw.guard.model_path.is_empty() {
+        rev.add("builtin-model", BUILTIN_MODEL);
     } else {
-        let text = l
-            .read_text(&file, "judge.prompt", &j.prompt)
-            .unwrap_or_default();
-        if text.trim().is_empty() && l.files.get(&j.prompt).is_some_and(Option::is_some) {
-            l.problem(
-                &j.prompt,
-                "-",
-                "the judge instructions are empty",
-                "write what is normal work and what is abuse for this product",
-            );
-        }
-        rev.add(&j.prompt, text.as_bytes());
-        text
-    };
-    if j.timeout_ms == 0 || j.max_tokens == 0 {
-        l.problem(
-            &file,
-            "judge.timeout_ms / judge.max_tokens",
-            "must be above 0",
-            "e.g. timeout_ms = 3000, max_tokens = 200",
-        );
+        files.push(raw.guard.model_path.clone());
     }
-    let (judge_url, judge_model) = match (&overrides.judge_url, &overrides.judge_model) {
-        (Some(u), Some(m)) => (u.clone(), m.clone()),
-        _ => (j.url.clone(), j.model.clone()),
-    };
-    rev.add(
-        "judge",
-        format!(
-            "{judge_url}|{judge_model}|{}|{}",
-            j.timeout_ms, j.max_tokens
-        )
-        .as_bytes(),
-    );
-    let judge = if judge_url.is_empty() {
-        None
-    } else {
-        if judge_model.is_empty() {
-            l.problem(
-                &file,
-                "judge.model",
-                "a judge url needs a model name",
-                "the name the chat server serves",
-            );
+    for f in &files {
+        if let Some(Some(bytes)) = l.files.get(f) {
+            rev.add(f, bytes);
         }
-        let api_key = if overrides.judge_url.is_some() {
-            std::env::var("GUARD_JUDGE_API_KEY").ok()
-        } else {
-            l.api_key(&file, "judge.api_key_env", &j.api_key_env)
-        };
-        Some(Arc::new(JudgeClient {
-            http: l.http.clone(),
-            target: RemoteTarget {
-                url: judge_url,
-                model: judge_model,
-                api_key,
-            },
-            max_tokens: j.max_tokens,
-        }))
-    };
-
-    let c = &raw.cache;
-    if c.enabled && (c.max_entries == 0 || c.ttl_secs == 0) {
-        l.problem(
-            &file,
-            "cache.max_entries / cache.ttl_secs",
-            "must be above 0 when the cache is enabled",
-            "or set cache.enabled = false",
-        );
+    }
+    if let Some(g) = &guard {
+        rev.add("guard", g.settings.as_bytes());
+    }
+    if let Some(j) = &judge {
+        rev.add("judge", j.settings.as_bytes());
     }
     rev.add(
         "cache",
-        format!("{}|{}|{}", c.enabled, c.max_entries, c.ttl_secs).as_bytes(),
+        format!("{}|{}|{}", cache.enabled, cache.max_entries, cache.ttl.as_secs()).as_bytes(),
     );
 
     if l.problems.len() > before {
         return None;
     }
+    let guard = guard?;
+    let judge = judge?;
     Some(Product {
         name: name.to_string(),
         description: raw.description,
@@ -698,21 +509,263 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
         },
         lexicon: lexicon?,
         signatures: signatures?,
-        guard: guard?,
-        thresholds: Thresholds {
-            allow_below: g.allow_below,
-            block_at: g.block_at,
-        },
-        guard_timeout: Duration::from_millis(g.timeout_ms),
-        judge_prompt,
-        judge,
-        judge_timeout: Duration::from_millis(j.timeout_ms),
-        cache: CacheSettings {
-            enabled: c.enabled,
-            max_entries: c.max_entries,
-            ttl: Duration::from_secs(c.ttl_secs),
-        },
+        guard: guard.backend,
+        thresholds: guard.thresholds,
+        guard_timeout: guard.timeout,
+        judge_prompt: judge.prompt,
+        judge: judge.client,
+        judge_timeout: judge.timeout,
+        cache,
     })
+}
+
+fn build_languages(l: &mut Loader<'_>, file: &str, languages: &[String]) -> (bool, bool) {
+    let mut accepts = (false, false);
+    for lang in languages {
+        match lang.as_str() {
+            "en" => accepts.0 = true,
+            "bn" => accepts.1 = true,
+            other => l.problem(
+                file,
+                "languages",
+                format!("unsupported language `{other}`"),
+                "the screen supports \"en\" and \"bn\"",
+            ),
+        }
+    }
+    if languages.is_empty() {
+        l.problem(
+            file,
+            "languages",
+            "no language accepted",
+            "languages = [\"en\", \"bn\"]",
+        );
+    }
+    accepts
+}
+
+/// A validated `[guard]` section.
+struct GuardParts {
+    backend: Arc<dyn GuardBackend>,
+    thresholds: Thresholds,
+    timeout: Duration,
+    /// What the revision hashes: kind, target, thresholds, timeout.
+    settings: String,
+}
+
+impl raw::RawGuard {
+    /// The environment override (`GUARD_MODEL_*`) wins over the product file. Thresholds belong
+    /// to a kind of model: the product's own apply to the kind the product names; an override
+    /// of the kind takes that kind's defaults (or `GUARD_MODEL_ALLOW_BELOW` / `_BLOCK_AT`).
+    fn build(&self, l: &mut Loader<'_>, file: &str, overrides: &Overrides) -> Option<GuardParts> {
+        let (kind_str, url, model, allow, block) = match &overrides.model_url {
+            Some(url) => (
+                overrides.model_kind.clone().unwrap_or_default(),
+                url.clone(),
+                overrides.model_name.clone().unwrap_or_default(),
+                overrides.allow_below,
+                overrides.block_at,
+            ),
+            None => (
+                self.kind.clone(),
+                self.url.clone(),
+                self.model.clone(),
+                self.allow_below,
+                self.block_at,
+            ),
+        };
+        let Some(kind) = BackendKind::parse(&kind_str) else {
+            l.problem(
+                file,
+                "guard.kind",
+                format!("unknown guard kind `{kind_str}`"),
+                "one of embedded, llama_guard_3, qwen3guard, tei, openai_moderation",
+            );
+            return None;
+        };
+        let defaults = kind.default_thresholds();
+        let thresholds = Thresholds {
+            allow_below: allow.unwrap_or(defaults.allow_below),
+            block_at: block.unwrap_or(defaults.block_at),
+        };
+        let (a, b) = (thresholds.allow_below, thresholds.block_at);
+        if !(0.0..=1.0).contains(&a) || !(0.0..=1.0).contains(&b) || a > b {
+            l.problem(
+                file,
+                "guard.allow_below / guard.block_at",
+                format!("need 0 <= allow_below ({a}) <= block_at ({b}) <= 1"),
+                "e.g. allow_below = 0.5, block_at = 0.9",
+            );
+        }
+        if self.timeout_ms == 0 || self.timeout_ms > raw::MAX_TIMEOUT_MS {
+            l.problem(
+                file,
+                "guard.timeout_ms",
+                format!("must be between 1 and {}", raw::MAX_TIMEOUT_MS),
+                "e.g. 1500",
+            );
+        }
+        let backend: Arc<dyn GuardBackend> = if kind == BackendKind::Embedded {
+            Arc::new(EmbeddedBackend {
+                model: l.model(file, &self.model_path)?,
+            })
+        } else {
+            if url.is_empty() {
+                l.problem(
+                    file,
+                    "guard.url",
+                    format!("guard kind `{kind_str}` needs a url"),
+                    "e.g. url = \"http://127.0.0.1:8000/v1\"",
+                );
+            }
+            if model.is_empty() && kind != BackendKind::Tei {
+                l.problem(
+                    file,
+                    "guard.model",
+                    format!("guard kind `{kind_str}` needs a model name"),
+                    "the name the server serves, e.g. \"meta-llama/Llama-Guard-3-8B\"",
+                );
+            }
+            let api_key = if overrides.model_url.is_some() {
+                std::env::var("GUARD_MODEL_API_KEY").ok()
+            } else {
+                l.api_key(file, "guard.api_key_env", &self.api_key_env)
+            };
+            let target = RemoteTarget {
+                url: url.clone(),
+                model: model.clone(),
+                api_key,
+            };
+            crate::backends::remote(kind, l.http.clone(), target)
+        };
+        Some(GuardParts {
+            backend,
+            thresholds,
+            timeout: Duration::from_millis(self.timeout_ms),
+            settings: format!("{kind_str}|{url}|{model}|{a}|{b}|{}", self.timeout_ms),
+        })
+    }
+}
+
+/// A validated `[judge]` section.
+struct JudgeParts {
+    prompt: String,
+    client: Option<Arc<JudgeClient>>,
+    timeout: Duration,
+    settings: String,
+}
+
+impl raw::RawJudge {
+    fn build(
+        &self,
+        l: &mut Loader<'_>,
+        file: &str,
+        name: &str,
+        overrides: &Overrides,
+    ) -> Option<JudgeParts> {
+        let prompt = if self.prompt.is_empty() {
+            l.problem(
+                file,
+                "judge.prompt",
+                "no judge instructions",
+                format!("judge.prompt = \"judge_prompts/{name}.md\""),
+            );
+            String::new()
+        } else {
+            let text = l
+                .read_text(file, "judge.prompt", &self.prompt)
+                .unwrap_or_default();
+            if text.trim().is_empty() && l.files.get(&self.prompt).is_some_and(Option::is_some) {
+                l.problem(
+                    &self.prompt,
+                    "-",
+                    "the judge instructions are empty",
+                    "write what is normal work and what is abuse for this product",
+                );
+            }
+            text
+        };
+        if self.timeout_ms == 0
+            || self.timeout_ms > raw::MAX_TIMEOUT_MS
+            || self.max_tokens == 0
+            || self.max_tokens > raw::MAX_JUDGE_TOKENS
+        {
+            l.problem(
+                file,
+                "judge.timeout_ms / judge.max_tokens",
+                format!(
+                    "timeout_ms must be 1 to {}, max_tokens 1 to {}",
+                    raw::MAX_TIMEOUT_MS,
+                    raw::MAX_JUDGE_TOKENS
+                ),
+                "e.g. timeout_ms = 3000, max_tokens = 200",
+            );
+        }
+        let (url, model) = match (&overrides.judge_url, &overrides.judge_model) {
+            (Some(u), Some(m)) => (u.clone(), m.clone()),
+            _ => (self.url.clone(), self.model.clone()),
+        };
+        let settings = format!("{url}|{model}|{}|{}", self.timeout_ms, self.max_tokens);
+        let client = if url.is_empty() {
+            None
+        } else {
+            if model.is_empty() {
+                l.problem(
+                    file,
+                    "judge.model",
+                    "a judge url needs a model name",
+                    "the name the chat server serves",
+                );
+            }
+            let api_key = if overrides.judge_url.is_some() {
+                std::env::var("GUARD_JUDGE_API_KEY").ok()
+            } else {
+                l.api_key(file, "judge.api_key_env", &self.api_key_env)
+            };
+            Some(Arc::new(JudgeClient {
+                http: l.http.clone(),
+                target: RemoteTarget {
+                    url,
+                    model,
+                    api_key,
+                },
+                max_tokens: self.max_tokens,
+            }))
+        };
+        Some(JudgeParts {
+            prompt,
+            client,
+            timeout: Duration::from_millis(self.timeout_ms),
+            settings,
+        })
+    }
+}
+
+impl raw::RawCache {
+    fn build(&self, l: &mut Loader<'_>, file: &str) -> CacheSettings {
+        if self.enabled
+            && (self.max_entries == 0
+                || self.max_entries > raw::MAX_CACHE_ENTRIES
+                || self.ttl_secs == 0
+                || self.ttl_secs > raw::MAX_TTL_SECS)
+        {
+            l.problem(
+                file,
+                "cache.max_entries / cache.ttl_secs",
+                format!(
+                    "max_entries must be 1 to {}, ttl_secs 1 to {} when the cache is enabled",
+                    raw::MAX_CACHE_ENTRIES,
+                    raw::MAX_TTL_SECS
+                ),
+                "or set cache.enabled = false",
+            );
+        }
+        CacheSettings {
+            enabled: self.enabled,
+            max_entries: self.max_entries,
+            ttl: Duration::from_secs(self.ttl_secs),
+        }
+    }
 }
 
 /// Content hash over (name, bytes) pairs, order-sensitive.

@@ -1,7 +1,100 @@
 //! The product files as written (`products/<name>.toml`): strict serde structs. Unknown keys
 //! are errors. Runtime code never sees these; `config::build` validates them into a `Product`.
 
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
+
+/// Upper bounds of the numbers a product may set: beyond them a setting is a typo, and some
+/// (a cache TTL of centuries) would crash the service at start.
+pub const MAX_TIMEOUT_MS: u64 = 60_000;
+pub const MAX_TTL_SECS: u64 = 30 * 24 * 3600;
+pub const MAX_CACHE_ENTRIES: u64 = 10_000_000;
+pub const MAX_JUDGE_TOKENS: u32 = 4_096;
+
+impl RawProduct {
+    /// Parse a product file section by section, so that a wrong type in one section does not
+    /// hide the problems of the others. Returns the product (sections that failed take their
+    /// defaults, so the rest can still be checked) and every problem as (key, message).
+    pub fn parse(text: &str) -> (Option<RawProduct>, Vec<(String, String)>) {
+        let table: toml::Table = match toml::from_str(text) {
+            Ok(t) => t,
+            Err(e) => {
+                let line = e
+                    .span()
+                    .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+                let key = line.map_or_else(|| "-".to_string(), |n| format!("line {n}"));
+                return (None, vec![(key, e.message().trim().to_string())]);
+            }
+        };
+        let mut problems = Vec::new();
+        const KNOWN: [&str; 8] = [
+            "description",
+            "languages",
+            "reply",
+            "language",
+            "signatures",
+            "guard",
+            "judge",
+            "cache",
+        ];
+        for key in table.keys() {
+            if !KNOWN.contains(&key.as_str()) {
+                problems.push((
+                    key.clone(),
+                    format!("unknown key `{key}`, expected one of {}", KNOWN.join(", ")),
+                ));
+            }
+        }
+        let mut section = |key: &str, required: bool| -> Option<toml::Value> {
+            match table.get(key) {
+                Some(v) => Some(v.clone()),
+                None if required => {
+                    problems.push((key.to_string(), format!("missing key `{key}`")));
+                    None
+                }
+                None => None,
+            }
+        };
+        let description = section("description", false);
+        let languages = section("languages", true);
+        let reply = section("reply", true);
+        let language = section("language", false);
+        let signatures = section("signatures", false);
+        let guard = section("guard", false);
+        let judge = section("judge", false);
+        let cache = section("cache", false);
+        let complete = languages.is_some() && reply.is_some();
+        let product = RawProduct {
+            description: typed(&mut problems, "description", description),
+            languages: typed(&mut problems, "languages", languages),
+            reply: typed(&mut problems, "reply", reply),
+            language: typed(&mut problems, "language", language),
+            signatures: typed(&mut problems, "signatures", signatures),
+            guard: typed(&mut problems, "guard", guard),
+            judge: typed(&mut problems, "judge", judge),
+            cache: typed(&mut problems, "cache", cache),
+        };
+        (complete.then_some(product), problems)
+    }
+}
+
+/// One section as its serde type; on a problem, recorded with the section's name, the default.
+fn typed<T: DeserializeOwned + Default>(
+    problems: &mut Vec<(String, String)>,
+    key: &str,
+    value: Option<toml::Value>,
+) -> T {
+    let Some(value) = value else {
+        return T::default();
+    };
+    match T::deserialize(value) {
+        Ok(v) => v,
+        Err(e) => {
+            problems.push((key.to_string(), e.message().trim().to_string()));
+            T::default()
+        }
+    }
+}
 
 /// One product: `products/<name>.toml`. The file name (without `.toml`) is the product name.
 #[derive(Debug, Deserialize)]
@@ -26,7 +119,7 @@ pub struct RawProduct {
     pub cache: RawCache,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawReply {
     /// English text of the fixed reply.
@@ -113,11 +206,11 @@ pub struct RawGuard {
     #[serde(default)]
     pub api_key_env: String,
     /// Below this P(unsafe): safe.
-    #[serde(default = "default_allow_below")]
-    pub allow_below: f32,
+    #[serde(default)]
+    pub allow_below: Option<f32>,
     /// At or above this P(unsafe): unsafe. In between: borderline (the judge decides).
-    #[serde(default = "default_block_at")]
-    pub block_at: f32,
+    #[serde(default)]
+    pub block_at: Option<f32>,
     /// How long the guard may take before the question is blocked (`guard_unavailable`).
     #[serde(default = "default_guard_timeout")]
     pub timeout_ms: u64,
@@ -131,8 +224,8 @@ impl Default for RawGuard {
             url: String::new(),
             model: String::new(),
             api_key_env: String::new(),
-            allow_below: default_allow_below(),
-            block_at: default_block_at(),
+            allow_below: None,
+            block_at: None,
             timeout_ms: default_guard_timeout(),
         }
     }
@@ -140,12 +233,6 @@ impl Default for RawGuard {
 
 fn default_kind() -> String {
     "embedded".into()
-}
-pub fn default_allow_below() -> f32 {
-    0.5
-}
-pub fn default_block_at() -> f32 {
-    0.9
 }
 fn default_guard_timeout() -> u64 {
     1500

@@ -15,11 +15,12 @@ pub struct ApiError {
 
 impl ApiError {
     /// Every code `POST /v1/screen` can answer with (the metric's closed label set).
-    pub const SCREEN_CODES: [&'static str; 9] = [
+    pub const SCREEN_CODES: [&'static str; 10] = [
         "malformed_json",
         "bad_body",
         "missing_product",
         "missing_text",
+        "no_visible_text",
         "invalid_text",
         "invalid_request_id",
         "unknown_product",

@@ -39,6 +39,10 @@ async fn screen_inner(
 ) -> Result<HttpResponse, ApiError> {
     require_json(req.headers())?;
     let body = read_limited(payload, state.max_body_bytes).await?;
+    // serde reads a struct from a JSON array too (fields by position): only an object is a request.
+    if body.trim_ascii_start().first() != Some(&b'{') {
+        return Err(ApiError::malformed_json("the body must be a JSON object"));
+    }
     let request: ScreenRequest = serde_json::from_slice(&body).map_err(ApiError::malformed_json)?;
     let (product, text, request_id) = validate(request)?;
     let started = Instant::now();
@@ -69,7 +73,15 @@ pub fn validate(r: ScreenRequest) -> Result<(String, String, Option<String>), Ap
         }
     };
     let text = match r.text {
-        Some(serde_json::Value::String(t)) if !t.trim().is_empty() => t,
+        Some(serde_json::Value::String(t)) if !t.trim().is_empty() => {
+            if !crate::text::has_visible(&t) {
+                return Err(ApiError::unprocessable(
+                    "no_visible_text",
+                    "`text` has no visible character (only white space or invisible characters)",
+                ));
+            }
+            t
+        }
         Some(serde_json::Value::String(_)) | None | Some(serde_json::Value::Null) => {
             return Err(ApiError::unprocessable(
                 "missing_text",
