@@ -8,6 +8,7 @@ mod backends;
 mod cli;
 mod config;
 mod evals;
+mod fail_closed;
 mod judge;
 mod ops;
 mod props;
