@@ -24,6 +24,10 @@ const MIN_HEX_DIGITS: usize = 16;
 const MIN_PERCENT_ESCAPES: usize = 3;
 /// At most this many payloads are decoded per question; decoding never recurses deeper than two.
 const MAX_PAYLOADS: usize = 16;
+/// A paragraph is scored on its own only when it has at least this many words: a short line
+/// such as "দয়া করে বন্ধ করুন।" ("please close it") is too little text for the model to judge
+/// alone (it scored 0.75), while the shortest harmful requests ("how to make a bomb") have five.
+const MIN_PARAGRAPH_WORDS: usize = 5;
 /// Consecutive invisible characters (other than tags and selectors) that make a hidden channel:
 /// real text has at most a joiner and a selector in a row ("🏳️‍🌈" has two).
 const INVISIBLE_RUN: usize = 4;
@@ -83,19 +87,20 @@ impl Question {
         self.folded.get_or_init(|| fold_for_matching(&self.text))
     }
 
-    /// The folded paragraphs (split at blank lines) when the question has more than one, and
-    /// each decoded payload as a paragraph of its own; empty otherwise.
+    /// The folded paragraphs (split at blank lines) of at least [`MIN_PARAGRAPH_WORDS`] words
+    /// when the question has more than one paragraph, and each decoded payload as a paragraph
+    /// of its own; empty otherwise.
     pub fn paragraphs(&self) -> &[String] {
         self.paragraphs.get_or_init(|| {
-            let mut parts: Vec<String> = self
-                .text
-                .split("\n\n")
-                .map(fold_for_matching)
-                .filter(|p| !p.is_empty())
-                .collect();
-            if parts.len() < 2 {
-                parts.clear();
-            }
+            let mut parts: Vec<String> = if self.text.contains("\n\n") {
+                self.text
+                    .split("\n\n")
+                    .map(fold_for_matching)
+                    .filter(|p| p.split(' ').count() >= MIN_PARAGRAPH_WORDS)
+                    .collect()
+            } else {
+                Vec::new()
+            };
             parts.extend(self.decoded().iter().map(|d| fold_for_matching(&d.text)));
             parts
         })
@@ -461,17 +466,25 @@ mod tests {
 
     #[test]
     fn paragraphs_only_when_there_are_several() {
-        let q = Question::new("First part here.\n\n\n  Second part here.\nsame paragraph");
+        let q = Question::new("First part is here now.\n\n\n  Second part here.\nsame paragraph");
         assert_eq!(
             q.text(),
-            "First part here.\n\nSecond part here.\nsame paragraph"
+            "First part is here now.\n\nSecond part here.\nsame paragraph"
         );
         assert_eq!(q.paragraphs().len(), 2);
         assert_eq!(
             q.folded(),
-            "first part here. second part here. same paragraph"
+            "first part is here now. second part here. same paragraph"
         );
         assert!(Question::new("one line\nand another")
+            .paragraphs()
+            .is_empty());
+        // Too short to judge alone: scored only as part of the whole.
+        assert_eq!(
+            Question::new("Hello.\n\nBlock my card today please.").paragraphs(),
+            ["block my card today please."]
+        );
+        assert!(Question::new("Hi.\n\nBlock my card.")
             .paragraphs()
             .is_empty());
     }

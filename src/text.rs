@@ -555,7 +555,11 @@ mod tests {
         // is measured in `benches/safety.rs`. "4 1 1 ... 1" (sixteen digits) is a valid card.
         let text = "4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 ".repeat(2048);
         let masked = mask_cards(&text);
-        assert!(masked.starts_with("* * * * * * * * * * * * 1 1 1 1 * "), "{}", &masked[..40]);
+        assert!(
+            masked.starts_with("* * * * * * * * * * * * 1 1 1 1 * "),
+            "{}",
+            &masked[..40]
+        );
         assert_eq!(masked.chars().count(), text.chars().count());
     }
 }

@@ -385,9 +385,12 @@ mod tests {
 
     #[test]
     fn paragraphs_split_at_blank_lines() {
-        let text = "one\nstill one\n\n  \r\ntwo\r\n\r\nthree";
+        let text = "one\nstill one a b c\n\n  \r\ntwo is a paragraph too\r\n\r\nthree\n\n";
         let q = Question::new(text);
-        assert_eq!(q.paragraphs(), ["one still one", "two", "three"]);
+        assert_eq!(
+            q.paragraphs(),
+            ["one still one a b c", "two is a paragraph too"]
+        );
         assert!(Question::new("single line").paragraphs().is_empty());
         assert!(Question::new("\n\n  \n").paragraphs().is_empty());
     }

@@ -72,7 +72,11 @@ impl BackendKind {
 }
 
 /// The remote backend of a kind (the embedded one is built from its model file).
-pub fn remote(kind: BackendKind, http: reqwest::Client, target: RemoteTarget) -> std::sync::Arc<dyn GuardBackend> {
+pub fn remote(
+    kind: BackendKind,
+    http: reqwest::Client,
+    target: RemoteTarget,
+) -> std::sync::Arc<dyn GuardBackend> {
     use std::sync::Arc;
     match kind {
         BackendKind::LlamaGuard3 => Arc::new(openai_chat::OpenAiChatBackend {

@@ -410,7 +410,12 @@ fn check_overrides(l: &mut Loader<'_>, o: &Overrides) {
     for var in ["GUARD_MODEL_ALLOW_BELOW", "GUARD_MODEL_BLOCK_AT"] {
         if let Ok(v) = std::env::var(var) {
             if !v.trim().is_empty() && v.trim().parse::<f32>().is_err() {
-                l.problem("environment", var, format!("`{v}` is not a number"), "e.g. 0.5");
+                l.problem(
+                    "environment",
+                    var,
+                    format!("`{v}` is not a number"),
+                    "e.g. 0.5",
+                );
             }
         }
     }
@@ -432,7 +437,12 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
     let before = l.problems.len();
     let (raw, problems) = RawProduct::parse(&text);
     for (key, message) in problems {
-        l.problem(&file, &key, message, "see the configuration reference in README.md");
+        l.problem(
+            &file,
+            &key,
+            message,
+            "see the configuration reference in README.md",
+        );
     }
     let raw = raw?;
     if !name
@@ -489,7 +499,13 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
     }
     rev.add(
         "cache",
-        format!("{}|{}|{}", cache.enabled, cache.max_entries, cache.ttl.as_secs()).as_bytes(),
+        format!(
+            "{}|{}|{}",
+            cache.enabled,
+            cache.max_entries,
+            cache.ttl.as_secs()
+        )
+        .as_bytes(),
     );
 
     if l.problems.len() > before {

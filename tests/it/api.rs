@@ -303,7 +303,11 @@ async fn no_input_gives_a_500() {
         assert!(v["decision"].is_string(), "{v}");
     }
     // Text made only of invisible characters is not a question (it used to pass as `und`).
-    for text in ["\u{200D}\u{200C}", "\u{E0041}\u{E0042}", "\u{200B} \u{FEFF}\u{2060}"] {
+    for text in [
+        "\u{200D}\u{200C}",
+        "\u{E0041}\u{E0042}",
+        "\u{200B} \u{FEFF}\u{2060}",
+    ] {
         let (status, v) = screen(&app, json!({"product": "wallet-assistant", "text": text})).await;
         assert_eq!(status, 422, "{text:?}: {v}");
         assert_eq!(v["error"]["code"], "no_visible_text", "{v}");

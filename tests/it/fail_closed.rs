@@ -2,7 +2,9 @@
 //! (numbered as in the issue): hidden text, card masking, explicit unsafe labels, answers a
 //! backend cannot map, paragraphs, panics, configuration, request shapes.
 
-use crate::harness::{app_for, repo_root, screen, shipped_state, state_for, with_guard, TempConfig};
+use crate::harness::{
+    app_for, repo_root, screen, shipped_state, state_for, with_guard, TempConfig,
+};
 use guard::backends::{BackendError, BackendKind, GuardBackend, Judgement};
 use guard::config::Overrides;
 use guard::metrics::Metrics;
@@ -20,7 +22,9 @@ fn tags(s: &str) -> String {
 
 async fn shipped(product: &str, text: &str) -> Value {
     let app = app_for(shipped_state()).await;
-    screen(&app, json!({"product": product, "text": text})).await.1
+    screen(&app, json!({"product": product, "text": text}))
+        .await
+        .1
 }
 
 /// A config whose wallet-assistant uses `guard_table`.
@@ -81,10 +85,16 @@ async fn hidden_text_blocks_on_both_products() {
             assert_eq!(v["reason"], "prompt_injection", "{v}");
             assert_eq!(v["stage"], "signatures", "{v}");
             let last = v["trace"].as_array().and_then(|t| t.last()).cloned();
-            let detail = last.as_ref().and_then(|t| t["detail"].as_str()).unwrap_or_default();
+            let detail = last
+                .as_ref()
+                .and_then(|t| t["detail"].as_str())
+                .unwrap_or_default();
             assert!(detail.starts_with("hidden text: "), "{v}");
             // The trace counts; it never echoes the hidden words.
-            assert!(!detail.contains("system prompt") && !detail.contains("bomb"), "{v}");
+            assert!(
+                !detail.contains("system prompt") && !detail.contains("bomb"),
+                "{v}"
+            );
         }
     }
 }
@@ -97,7 +107,11 @@ async fn no_invisible_character_reaches_a_remote_model() {
         .mount(&server)
         .await;
     let cfg = wallet_guard(llama_guard(&server.uri()));
-    let v = wallet(&cfg, "How do I\u{200B} check my bal\u{00AD}ance\u{FEFF} today?").await;
+    let v = wallet(
+        &cfg,
+        "How do I\u{200B} check my bal\u{00AD}ance\u{FEFF} today?",
+    )
+    .await;
     assert_eq!(v["decision"], "allow", "{v}");
     let sent = sent_to_guard(&server).await;
     assert_eq!(sent, ["How do I check my balance today?"]);
@@ -113,8 +127,14 @@ async fn cards_are_masked_in_every_form_before_a_remote_model() {
         .await;
     let cfg = wallet_guard(llama_guard(&server.uri()));
     for (text, masked) in [
-        ("card ৪১১১ ১১১১ ১১১১ ১১১১ lost", "card **** **** **** ১১১১ lost"),
-        ("card 4111.1111.1111.1111 lost", "card ****.****.****.1111 lost"),
+        (
+            "card ৪১১১ ১১১১ ১১১১ ১১১১ lost",
+            "card **** **** **** ১১১১ lost",
+        ),
+        (
+            "card 4111.1111.1111.1111 lost",
+            "card ****.****.****.1111 lost",
+        ),
         (
             "card 4111 - 1111 - 1111 - 1111 lost",
             "card **** - **** - **** - 1111 lost",
@@ -163,13 +183,18 @@ async fn an_explicit_unsafe_is_never_allowed() {
     let cfg = wallet_guard(llama_guard(&server.uri()));
     let v = wallet(&cfg, "how do I check my balance").await;
     assert_eq!(v["decision"], "block", "{v}");
-    assert_eq!(v["reason"], "judge_unavailable", "borderline, and no judge: {v}");
+    assert_eq!(
+        v["reason"], "judge_unavailable",
+        "borderline, and no judge: {v}"
+    );
 
     // A moderation flag with a top score of 0.4.
     let server = MockServer::start().await;
     Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"results": [{"flagged": true,
-            "categories": {"violence": true}, "category_scores": {"violence": 0.4}}]})))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(json!({"results": [{"flagged": true,
+            "categories": {"violence": true}, "category_scores": {"violence": 0.4}}]})),
+        )
         .mount(&server)
         .await;
     let cfg = wallet_guard(format!(
@@ -240,7 +265,10 @@ async fn a_request_after_a_harmless_paragraph_is_scored_on_its_own() {
         paragraphs["score"].as_f64().unwrap_or(0.0),
         one_line["score"].as_f64().unwrap_or(1.0),
     );
-    assert!(p > l, "paragraph score {p} should beat the one-line score {l}");
+    assert!(
+        p > l,
+        "paragraph score {p} should beat the one-line score {l}"
+    );
     assert_eq!(paragraphs["decision"], "block", "{paragraphs}");
 }
 
@@ -309,7 +337,11 @@ fn numbers_that_would_crash_serve_are_refused() {
         }
     });
     let p = problems(&cfg);
-    assert!(p.iter().any(|p| p.contains("cache.max_entries / cache.ttl_secs")), "{p:?}");
+    assert!(
+        p.iter()
+            .any(|p| p.contains("cache.max_entries / cache.ttl_secs")),
+        "{p:?}"
+    );
     assert!(p.iter().any(|p| p.contains("guard.timeout_ms")), "{p:?}");
 }
 
@@ -318,15 +350,24 @@ fn a_type_error_does_not_hide_the_other_problems() {
     let cfg = TempConfig::new(|name, text| {
         if name == "wallet-assistant" {
             text.replace("enabled = true", "enabled = \"yes\"")
-                .replace("languages = [\"en\", \"bn\"]", "languages = [\"en\", \"fr\"]")
+                .replace(
+                    "languages = [\"en\", \"bn\"]",
+                    "languages = [\"en\", \"fr\"]",
+                )
                 .replace("timeout_ms = 3000", "timeout_ms = 0")
         } else {
             text
         }
     });
     let p = problems(&cfg);
-    assert!(p.iter().any(|p| p.contains(": cache: ")), "the serde error: {p:?}");
-    assert!(p.iter().any(|p| p.contains("unsupported language `fr`")), "{p:?}");
+    assert!(
+        p.iter().any(|p| p.contains(": cache: ")),
+        "the serde error: {p:?}"
+    );
+    assert!(
+        p.iter().any(|p| p.contains("unsupported language `fr`")),
+        "{p:?}"
+    );
     assert!(p.iter().any(|p| p.contains("judge.timeout_ms")), "{p:?}");
 }
 
@@ -335,7 +376,11 @@ fn config_rev_depends_only_on_what_the_product_loads() {
     let rev = |cfg: &TempConfig| {
         guard::config::load(cfg.path(), &Overrides::default(), &reqwest::Client::new())
             .ok()
-            .and_then(|s| s.products.get("wallet-assistant").map(|p| p.config_rev.clone()))
+            .and_then(|s| {
+                s.products
+                    .get("wallet-assistant")
+                    .map(|p| p.config_rev.clone())
+            })
     };
     let both = TempConfig::new(|_, text| text);
     let alone = TempConfig::new(|_, text| text);
@@ -354,7 +399,11 @@ fn config_rev_depends_only_on_what_the_product_loads() {
 #[actix_web::test]
 async fn a_json_array_body_is_malformed() {
     let app = app_for(shipped_state()).await;
-    let (status, v) = screen(&app, json!(["wallet-assistant", "how do I check my balance"])).await;
+    let (status, v) = screen(
+        &app,
+        json!(["wallet-assistant", "how do I check my balance"]),
+    )
+    .await;
     assert_eq!(status, 400, "{v}");
     assert_eq!(v["error"]["code"], "malformed_json");
 }
