@@ -261,6 +261,10 @@ pub fn latin_tokens(text: &str) -> impl Iterator<Item = String> + '_ {
 /// at most 19 digits.
 pub fn mask_cards(text: &str) -> String {
     let groups = digit_groups(text);
+    if groups.is_empty() {
+        return text.to_string();
+    }
+    let luhn = LuhnSums::new(text, &groups);
     // Byte ranges of the groups whose digits are masked, and how many trailing digits of the
     // last group of each card stay visible.
     let mut masked: Vec<std::ops::Range<usize>> = Vec::new();
@@ -274,7 +278,7 @@ pub fn mask_cards(text: &str) -> String {
                 run_end += 1;
             }
         }
-        match longest_card(text, &groups[start..run_end]) {
+        match longest_card(&luhn, &groups[start..run_end]) {
             Some(n) => {
                 let card = &groups[start..start + n];
                 masked.push(card[0].start..visible_tail(text, card));
@@ -286,23 +290,30 @@ pub fn mask_cards(text: &str) -> String {
     if masked.is_empty() {
         return text.to_string();
     }
-    let mut out = String::with_capacity(text.len());
+    // Bytes, not chars: a digit is one ASCII byte or a three-byte Bengali digit, each replaced
+    // by one `*`; every other byte is copied, so the result stays valid UTF-8.
+    let bytes = text.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(text.len());
     let mut at = 0;
     for range in masked {
-        out.push_str(&text[at..range.start]);
-        out.extend(text[range.clone()].chars().map(
-            |c| {
-                if digit_value(c).is_some() {
-                    '*'
-                } else {
-                    c
+        out.extend_from_slice(&bytes[at..range.start]);
+        let mut i = range.start;
+        while i < range.end {
+            match digit_at(bytes, i) {
+                Some((_, len)) => {
+                    out.push(b'*');
+                    i += len;
                 }
-            },
-        ));
+                None => {
+                    out.push(bytes[i]);
+                    i += 1;
+                }
+            }
+        }
         at = range.end;
     }
-    out.push_str(&text[at..]);
-    out
+    out.extend_from_slice(&bytes[at..]);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Where the last four digits of a card begin (they stay in clear).
@@ -327,43 +338,58 @@ struct DigitGroup {
     start: usize,
     end: usize,
     digits: usize,
+    /// Index of the group's first digit among all the digits of the text.
+    first_digit: usize,
     joined: bool,
 }
 
-fn digit_value(c: char) -> Option<u32> {
-    match c {
-        '0'..='9' => Some(c as u32 - '0' as u32),
-        '\u{09E6}'..='\u{09EF}' => Some(c as u32 - 0x09E6),
+/// The digit starting at byte `i`, with its length in bytes: ASCII `0`–`9`, or Bengali
+/// `০`–`৯` (U+09E6–U+09EF, UTF-8 `E0 A7 A6`–`E0 A7 AF`).
+fn digit_at(bytes: &[u8], i: usize) -> Option<(u32, usize)> {
+    match bytes[i] {
+        b @ b'0'..=b'9' => Some((u32::from(b - b'0'), 1)),
+        0xE0 if bytes.get(i + 1) == Some(&0xA7) => match bytes.get(i + 2) {
+            Some(&b @ 0xA6..=0xAF) => Some((u32::from(b - 0xA6), 3)),
+            _ => None,
+        },
         _ => None,
     }
 }
 
 fn digit_groups(text: &str) -> Vec<DigitGroup> {
+    let bytes = text.as_bytes();
     let mut groups: Vec<DigitGroup> = Vec::new();
-    let mut iter = text.char_indices().peekable();
     let mut last_end: Option<usize> = None;
-    while let Some((at, c)) = iter.next() {
-        if digit_value(c).is_none() {
+    let mut first_digit = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let Some((_, len)) = digit_at(bytes, i) else {
+            i += 1;
             continue;
-        }
-        let mut end = at + c.len_utf8();
-        let mut digits = 1;
-        while let Some(&(k, d)) = iter.peek() {
-            if digit_value(d).is_none() {
-                break;
+        };
+        let start = i;
+        let mut digits = 0;
+        i += len;
+        digits += 1;
+        while i < bytes.len() {
+            match digit_at(bytes, i) {
+                Some((_, len)) => {
+                    i += len;
+                    digits += 1;
+                }
+                None => break,
             }
-            end = k + d.len_utf8();
-            digits += 1;
-            iter.next();
         }
-        let joined = last_end.is_some_and(|prev| is_card_separator(&text[prev..at]));
+        let joined = last_end.is_some_and(|prev| is_card_separator(&text[prev..start]));
         groups.push(DigitGroup {
-            start: at,
-            end,
+            start,
+            end: i,
             digits,
+            first_digit,
             joined,
         });
-        last_end = Some(end);
+        first_digit += digits;
+        last_end = Some(i);
     }
     groups
 }
@@ -383,26 +409,72 @@ fn is_card_separator(gap: &str) -> bool {
 }
 
 /// How many of the leading groups form the longest Luhn-valid 13–19 digit number, if any.
-fn longest_card(text: &str, groups: &[DigitGroup]) -> Option<usize> {
+fn longest_card(luhn: &LuhnSums, groups: &[DigitGroup]) -> Option<usize> {
+    let first = groups.first()?.first_digit;
     // A card is at most 19 digits: at most 19 groups, each of at least one digit.
-    let mut digits = [0u8; 19];
-    let mut len = 0;
     let mut ends = [0usize; 19];
     let mut n = 0;
     for g in groups.iter().take(19) {
-        if len + g.digits > 19 {
+        let end = g.first_digit + g.digits;
+        if end - first > 19 {
             break;
         }
-        for c in text[g.start..g.end].chars() {
-            digits[len] = b'0' + digit_value(c).unwrap_or(0) as u8;
-            len += 1;
-        }
-        ends[n] = len;
+        ends[n] = end;
         n += 1;
     }
-    (1..=n).rev().find(|&k| {
-        ends[k - 1] >= 13 && std::str::from_utf8(&digits[..ends[k - 1]]).is_ok_and(luhn::valid)
-    })
+    (1..=n)
+        .rev()
+        .find(|&k| ends[k - 1] - first >= 13 && luhn.valid(first, ends[k - 1]))
+}
+
+/// The Luhn check of any run of the text's digits in constant time, from two prefix sums.
+///
+/// Luhn doubles every second digit counting from the right, so which digits a window doubles
+/// depends on the parity of its last index: `plain[i]` sums the digits as they count when the
+/// window ends on an even index, `shifted[i]` when it ends on an odd one. A window's checksum is
+/// then one subtraction. `luhn_sums_agree_with_the_luhn_crate` checks it against the `luhn`
+/// crate on every window of random digit strings.
+struct LuhnSums {
+    plain: Vec<u32>,
+    shifted: Vec<u32>,
+}
+
+impl LuhnSums {
+    fn new(text: &str, groups: &[DigitGroup]) -> Self {
+        let total = groups.iter().map(|g| g.digits).sum::<usize>();
+        let mut plain = Vec::with_capacity(total + 1);
+        let mut shifted = Vec::with_capacity(total + 1);
+        plain.push(0);
+        shifted.push(0);
+        let mut k = 0usize;
+        let bytes = text.as_bytes();
+        for g in groups {
+            let mut i = g.start;
+            while let Some((d, len)) = (i < g.end).then(|| digit_at(bytes, i)).flatten() {
+                i += len;
+                let doubled = if d >= 5 { 2 * d - 9 } else { 2 * d };
+                let (p, s) = if k % 2 == 0 {
+                    (d, doubled)
+                } else {
+                    (doubled, d)
+                };
+                plain.push(plain[k] + p);
+                shifted.push(shifted[k] + s);
+                k += 1;
+            }
+        }
+        LuhnSums { plain, shifted }
+    }
+
+    /// Digits `start..end` (indices among all the text's digits) pass the Luhn check.
+    fn valid(&self, start: usize, end: usize) -> bool {
+        let sums = if (end - 1) % 2 == 0 {
+            &self.plain
+        } else {
+            &self.shifted
+        };
+        (sums[end] - sums[start]) % 10 == 0
+    }
 }
 
 /// Hex SHA-256 of a string: for cache keys and config revisions (not for the audit log, which
@@ -545,6 +617,32 @@ mod tests {
             ("41111111111 11 111", "*********** *1 111"),
         ] {
             assert_eq!(mask_cards(input), want, "input {input:?}");
+        }
+    }
+
+    #[test]
+    fn luhn_sums_agree_with_the_luhn_crate() {
+        // A fixed pseudo-random digit string; every window of 1 to 25 digits.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let digits: String = (0..200)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                char::from(b'0' + (x % 10) as u8)
+            })
+            .collect();
+        let groups = digit_groups(&digits);
+        let sums = LuhnSums::new(&digits, &groups);
+        for start in 0..digits.len() {
+            for end in start + 1..(start + 25).min(digits.len()) {
+                assert_eq!(
+                    sums.valid(start, end),
+                    luhn::valid(&digits[start..end]),
+                    "{}",
+                    &digits[start..end]
+                );
+            }
         }
     }
 

@@ -12,6 +12,7 @@
 
 use crate::backends::embedded::{featurise, sigmoid, EmbeddedModel, TextFeatures};
 use crate::backends::token_vectors::{self, TokenVectors};
+use crate::question::Question;
 use anyhow::Context;
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -412,16 +413,19 @@ fn cross_validate(
         let refs: Vec<&TextFeatures> = train.iter().map(|&i| &feats[i]).collect();
         let labels: Vec<bool> = train.iter().map(|&i| rows[i].harmful).collect();
         let model = fit_model(&refs, &labels, LOG2_BUCKETS, Some(vectors));
+        // Held-out rows are scored exactly as the service screens them: as a `Question`
+        // (normal form with paragraphs, hidden text, decoded payloads), signature stage and all.
         for i in (0..rows.len()).filter(|&i| fold[i] == f) {
-            scores[i] = model.score(&rows[i].text);
+            scores[i] = model.score_question(&Question::new(&rows[i].text));
         }
     }
     let sig: Vec<bool> = rows
         .iter()
         .map(|r| {
-            signatures
-                .evaluate(&crate::text::normalise(&r.text))
-                .is_some()
+            matches!(
+                signatures.stage(&Question::new(&r.text)),
+                crate::stages::StageEval::Block { .. }
+            )
         })
         .collect();
     if let Some(path) = scores_out {
@@ -434,7 +438,7 @@ fn cross_validate(
         }
         std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))?;
     }
-    let thresholds = [0.3f32, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8, 0.9];
+    let thresholds = [0.3f32, 0.4, 0.5, 0.55, 0.6, 0.62, 0.65, 0.7, 0.8, 0.9];
     let mut by_source: BTreeMap<(String, bool), Vec<usize>> = BTreeMap::new();
     for (i, r) in rows.iter().enumerate() {
         by_source
