@@ -41,7 +41,11 @@ async fn screen_inner(
     let body = read_limited(payload, state.max_body_bytes).await?;
     // serde reads a struct from a JSON array too (fields by position): only an object is a request.
     if body.trim_ascii_start().first() != Some(&b'{') {
-        return Err(ApiError::malformed_json("the body must be a JSON object"));
+        return Err(ApiError::new(
+            400,
+            "malformed_json",
+            "the body must be a JSON object",
+        ));
     }
     let request: ScreenRequest = serde_json::from_slice(&body).map_err(ApiError::malformed_json)?;
     let (product, text, request_id) = validate(request)?;
