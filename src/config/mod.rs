@@ -4,6 +4,7 @@
 //! first problem: every file is read, every key checked, every referenced wordlist, prompt and
 //! model loaded, and all problems come back at once with file, key and a hint.
 
+mod memo;
 pub mod raw;
 
 use crate::backends::embedded::{EmbeddedBackend, EmbeddedModel, BUILTIN_MODEL};
@@ -230,8 +231,10 @@ impl Loader<'_> {
         let built = match (english, banglish, others.iter().all(Option::is_some)) {
             (Some(e), Some(b), true) => {
                 let others: Vec<&str> = others.iter().flatten().map(String::as_str).collect();
-                match Lexicon::parse(&e, &b, &others) {
-                    Ok(l) => Some(Arc::new(l)),
+                let mut parts = vec![e.as_str(), b.as_str()];
+                parts.extend(others.iter().copied());
+                match memo::shared(&memo::LEXICONS, &parts, || Lexicon::parse(&e, &b, &others)) {
+                    Ok(l) => Some(l),
                     Err((index, err)) => {
                         let file = paths.get(index).cloned().unwrap_or_default();
                         self.problem(&file, "-", err.to_string(), "English lines are `word zipf`; other lists one ASCII word per line; `#` starts a comment");
@@ -257,8 +260,12 @@ impl Loader<'_> {
                 .map_or_else(|| p.clone(), |s| s.to_string_lossy().into_owned());
             lists.push((name, text));
         }
-        let built = match Signatures::parse(&lists) {
-            Ok(s) => Some(Arc::new(s)),
+        let parts: Vec<&str> = lists
+            .iter()
+            .flat_map(|(n, t)| [n.as_str(), t.as_str()])
+            .collect();
+        let built = match memo::shared(&memo::SIGNATURES, &parts, || Signatures::parse(&lists)) {
+            Ok(s) => Some(s),
             Err((index, err)) => {
                 let file = paths.get(index).cloned().unwrap_or_default();
                 self.problem(

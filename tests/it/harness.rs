@@ -57,9 +57,15 @@ impl TempConfig {
             Err(e) => panic!("tempdir: {e}"),
         };
         let root = repo_root();
-        for sub in ["wordlists", "judge_prompts", "models"] {
+        // Wordlists and prompts are copied (tests edit them); the 7 MB of models are only read,
+        // so they are linked.
+        for sub in ["wordlists", "judge_prompts"] {
             copy_dir(&root.join(sub), &dir.path().join(sub));
         }
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(root.join("models"), dir.path().join("models")).ok();
+        #[cfg(not(unix))]
+        copy_dir(&root.join("models"), &dir.path().join("models"));
         let products = dir.path().join("products");
         std::fs::create_dir_all(&products).ok();
         for name in ["bank-operator", "wallet-assistant"] {
