@@ -381,27 +381,6 @@ impl Metrics {
         }
         String::from_utf8(buf).unwrap_or_default()
     }
-
-    /// The current value of a counter, for tests and the load script.
-    pub fn counter_value(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
-        let mut total = 0.0;
-        for family in self.registry.gather() {
-            if family.get_name() != name {
-                continue;
-            }
-            for m in family.get_metric() {
-                let matches = labels.iter().all(|(k, v)| {
-                    m.get_label()
-                        .iter()
-                        .any(|l| l.get_name() == *k && l.get_value() == *v)
-                });
-                if matches {
-                    total += m.get_counter().get_value() + m.get_gauge().get_value();
-                }
-            }
-        }
-        total
-    }
 }
 
 /// Decrements the in-flight gauge when dropped.

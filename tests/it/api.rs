@@ -1,6 +1,6 @@
 //! The HTTP API through `create_app`: verdicts for each language outcome, and every error.
 
-use crate::harness::{app_for, screen, shipped_state};
+use crate::harness::{app_for, counter_value, screen, shipped_state};
 use actix_web::test;
 use serde_json::json;
 
@@ -267,9 +267,11 @@ async fn errors_are_json_with_the_right_status() {
     insta::assert_json_snapshot!("error_unknown_product", body);
     // Error responses are counted by code.
     assert_eq!(
-        state
-            .metrics
-            .counter_value("guard_http_errors_total", &[("code", "unknown_product")]),
+        counter_value(
+            &state.metrics,
+            "guard_http_errors_total",
+            &[("code", "unknown_product")]
+        ),
         2.0
     );
 }

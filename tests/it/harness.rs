@@ -157,3 +157,26 @@ pub async fn app_for(
 > {
     test::init_service(create_app(state)).await
 }
+
+/// The current value of a metric (counters and gauges summed over the series whose labels
+/// match), read from the state's own registry.
+pub fn counter_value(m: &guard::metrics::Metrics, name: &str, labels: &[(&str, &str)]) -> f64 {
+    let mut total = 0.0;
+    for family in m.registry.gather() {
+        if family.get_name() != name {
+            continue;
+        }
+        for metric in family.get_metric() {
+            let matches = labels.iter().all(|(k, v)| {
+                metric
+                    .get_label()
+                    .iter()
+                    .any(|l| l.get_name() == *k && l.get_value() == *v)
+            });
+            if matches {
+                total += metric.get_counter().get_value() + metric.get_gauge().get_value();
+            }
+        }
+    }
+    total
+}

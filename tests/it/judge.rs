@@ -2,7 +2,7 @@
 //! 0 and 1), so each one reaches the judge; only the judge's own explicit allow lets it through.
 
 use crate::harness::{
-    app_for, screen, state_for, timed_screen, with_guard, with_judge, TempConfig,
+    app_for, counter_value, screen, state_for, timed_screen, with_guard, with_judge, TempConfig,
 };
 use guard::config::Overrides;
 use serde_json::{json, Value};
@@ -245,13 +245,15 @@ async fn the_same_question_differs_by_product() {
         ("wallet-assistant", "allow", 1.0),
         ("wallet-assistant", "block", 1.0),
     ] {
-        let got = m.counter_value(
+        let got = counter_value(
+            m,
             "guard_judge_decisions_total",
             &[("product", product), ("decision", decision)],
         );
         assert_eq!(got, want, "{product} {decision}");
     }
-    let calls = m.counter_value(
+    let calls = counter_value(
+        m,
         "guard_model_calls_total",
         &[("backend", "judge"), ("outcome", "ok")],
     );

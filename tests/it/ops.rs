@@ -3,7 +3,8 @@
 //! in-flight requests, SIGHUP).
 
 use crate::harness::{
-    app_for, repo_root, screen, shipped_state, state_with_token, with_guard, TempConfig,
+    app_for, counter_value, repo_root, screen, shipped_state, state_with_token, with_guard,
+    TempConfig,
 };
 use actix_web::test;
 use guard::config::Overrides;
@@ -68,14 +69,16 @@ async fn identical_questions_share_one_model_call_and_hits_are_marked() {
     );
     let m = &state.metrics;
     assert_eq!(
-        m.counter_value(
+        counter_value(
+            m,
             "guard_cache_requests_total",
             &[("product", "wallet-assistant"), ("result", "hit")]
         ),
         100.0
     );
     assert_eq!(
-        m.counter_value(
+        counter_value(
+            m,
             "guard_cache_requests_total",
             &[("product", "wallet-assistant"), ("result", "miss")]
         ),
@@ -111,7 +114,8 @@ async fn fail_closed_verdicts_are_never_cached() {
     );
     let m = &state.metrics;
     assert_eq!(
-        m.counter_value(
+        counter_value(
+            m,
             "guard_fail_total",
             &[
                 ("product", "wallet-assistant"),
@@ -122,7 +126,8 @@ async fn fail_closed_verdicts_are_never_cached() {
         2.0
     );
     assert_eq!(
-        m.counter_value(
+        counter_value(
+            m,
             "guard_model_calls_total",
             &[("backend", "llama_guard_3"), ("outcome", "error")]
         ),
@@ -144,7 +149,8 @@ async fn metrics_count_exactly() {
     }
     let m = &state.metrics;
     let verdicts = |decision, reason, stage| {
-        m.counter_value(
+        counter_value(
+            m,
             "guard_verdicts_total",
             &[
                 ("product", "bank-operator"),
@@ -157,14 +163,16 @@ async fn metrics_count_exactly() {
     assert_eq!(verdicts("allow", "passed", "pipeline"), 3.0);
     assert_eq!(verdicts("block", "unsupported_language", "banglish"), 1.0);
     assert_eq!(
-        m.counter_value(
+        counter_value(
+            m,
             "guard_cache_requests_total",
             &[("product", "bank-operator"), ("result", "hit")]
         ),
         1.0
     );
     assert_eq!(
-        m.counter_value(
+        counter_value(
+            m,
             "guard_cache_requests_total",
             &[("product", "bank-operator"), ("result", "miss")]
         ),
@@ -172,17 +180,18 @@ async fn metrics_count_exactly() {
     );
     // The Banglish question never reaches the model; the repeated one is a cache hit.
     assert_eq!(
-        m.counter_value(
+        counter_value(
+            m,
             "guard_model_calls_total",
             &[("backend", "embedded"), ("outcome", "ok")]
         ),
         2.0
     );
     assert_eq!(
-        m.counter_value("guard_fail_total", &[("product", "bank-operator")]),
+        counter_value(m, "guard_fail_total", &[("product", "bank-operator")]),
         0.0
     );
-    assert_eq!(m.counter_value("guard_in_flight_requests", &[]), 0.0);
+    assert_eq!(counter_value(m, "guard_in_flight_requests", &[]), 0.0);
     let resp =
         test::call_service(&app, test::TestRequest::get().uri("/metrics").to_request()).await;
     let text = String::from_utf8_lossy(&test::read_body(resp).await).to_string();
@@ -335,15 +344,19 @@ async fn admin_reload_swaps_valid_config_and_keeps_the_old_one_otherwise() {
     .await;
     assert_eq!(rev(&still), rev(&after));
     assert_eq!(
-        state
-            .metrics
-            .counter_value("guard_config_reloads_total", &[("result", "ok")]),
+        counter_value(
+            &state.metrics,
+            "guard_config_reloads_total",
+            &[("result", "ok")]
+        ),
         1.0
     );
     assert_eq!(
-        state
-            .metrics
-            .counter_value("guard_config_reloads_total", &[("result", "error")]),
+        counter_value(
+            &state.metrics,
+            "guard_config_reloads_total",
+            &[("result", "error")]
+        ),
         1.0
     );
 }
