@@ -1,7 +1,7 @@
 //! The verdict cache: bounded, with a TTL, keyed by everything that can change a verdict.
 //!
 //! Key = SHA-256 of (product, `config_rev`, normalised text), where the normalised text is
-//! [`crate::text::normalise`]'s output (NFC, trimmed, whitespace runs collapsed): every stage
+//! [`crate::text::normalise`]'s output (NFC, trimmed, spaces collapsed, line breaks kept): every stage
 //! screens exactly that form, so two questions with the same key get the same verdict. Case is
 //! not folded: a remote model may read it. Fail-open and fail-closed verdicts are never stored
 //! (the pipeline hands them back as `Err`, which `try_get_with` does not cache).
@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 pub type CacheKey = [u8; 32];
 
-/// Entries are verdicts in a compact binary form ([`encode`]) without the product's reply and
+/// Entries are verdicts in a compact binary form ([`encode`], `postcard`) without the product's reply and
 /// `config_rev` (the key pins both): one allocation of ~150 bytes instead of a dozen small ones,
 /// which keeps 100,000 cached verdicts under 100 MB of RSS.
 #[derive(Clone)]
@@ -50,117 +50,63 @@ impl VerdictCache {
     }
 }
 
-fn index_of<T: PartialEq>(all: &[T], x: &T) -> u8 {
-    all.iter().position(|a| a == x).unwrap_or(0) as u8
+/// What a cached verdict keeps: reason, stage, language, score, categories and the trace
+/// without timings. `reply`, `config_rev`, `request_id` and `fail_mode` are not stored
+/// (fail-mode verdicts are never cached; the others come from the product and the request).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Entry {
+    reason: Reason,
+    stage: Stage,
+    language: String,
+    score: Option<f32>,
+    categories: Vec<String>,
+    trace: Vec<(Stage, Outcome, Option<String>)>,
 }
 
-fn put_str(out: &mut Vec<u8>, s: &str) {
-    let bytes = &s.as_bytes()[..s.len().min(u16::MAX as usize - 1)];
-    out.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
-    out.extend_from_slice(bytes);
-}
-
-/// Encode what a cached verdict needs: reason, stage, language, categories, score and the trace.
-/// `reply`, `config_rev`, `request_id` and `fail_mode` are not stored (fail-mode verdicts are
-/// never cached; the others come from the product and the request).
+/// Encode a verdict as a cache entry (`postcard`: enum variants as one-byte indices, strings
+/// length-prefixed).
 pub fn encode(v: &Verdict) -> Arc<[u8]> {
-    let mut out = Vec::with_capacity(128);
-    out.push(index_of(&Reason::ALL, &v.reason));
-    out.push(index_of(&Stage::ALL, &v.stage));
-    put_str(&mut out, &v.language);
-    match v.score {
-        Some(s) => {
-            out.push(1);
-            out.extend_from_slice(&s.to_le_bytes());
-        }
-        None => out.push(0),
-    }
-    out.push(v.categories.len().min(255) as u8);
-    for c in v.categories.iter().take(255) {
-        put_str(&mut out, c);
-    }
-    out.push(v.trace.len().min(255) as u8);
-    for t in v.trace.iter().take(255) {
-        out.push(index_of(&Stage::ALL, &t.stage));
-        out.push(index_of(&Outcome::ALL, &t.outcome));
-        match &t.detail {
-            Some(d) => put_str(&mut out, d),
-            None => out.extend_from_slice(&u16::MAX.to_le_bytes()),
-        }
-    }
-    out.into()
+    let entry = Entry {
+        reason: v.reason,
+        stage: v.stage,
+        language: v.language.clone(),
+        score: v.score,
+        categories: v.categories.clone(),
+        trace: v
+            .trace
+            .iter()
+            .map(|t| (t.stage, t.outcome, t.detail.clone()))
+            .collect(),
+    };
+    postcard::to_allocvec(&entry).unwrap_or_default().into()
 }
 
 /// The inverse of [`encode`], with `cached: true` and zero timings; `None` on a malformed entry.
 pub fn decode(bytes: &[u8]) -> Option<Verdict> {
-    let mut r = Reader { bytes, at: 0 };
-    let reason = *Reason::ALL.get(r.u8()? as usize)?;
-    let stage = *Stage::ALL.get(r.u8()? as usize)?;
-    let language = r.string()?;
-    let score = match r.u8()? {
-        0 => None,
-        _ => Some(f32::from_le_bytes(r.take(4)?.try_into().ok()?)),
-    };
-    let categories = (0..r.u8()?)
-        .map(|_| r.string())
-        .collect::<Option<Vec<_>>>()?;
-    let mut trace = Vec::new();
-    for _ in 0..r.u8()? {
-        let stage = *Stage::ALL.get(r.u8()? as usize)?;
-        let outcome = *Outcome::ALL.get(r.u8()? as usize)?;
-        let detail = r.optional_string()?;
-        trace.push(TraceEntry {
-            stage,
-            outcome,
-            micros: 0,
-            detail,
-        });
-    }
+    let e: Entry = postcard::from_bytes(bytes).ok()?;
     Some(Verdict {
-        decision: reason.decision(),
-        reason,
-        stage,
-        language,
+        decision: e.reason.decision(),
+        reason: e.reason,
+        stage: e.stage,
+        language: e.language,
         reply: None,
-        categories,
-        score,
+        categories: e.categories,
+        score: e.score,
         cached: true,
         fail_mode: None,
         config_rev: String::new(),
         request_id: None,
-        trace,
+        trace: e
+            .trace
+            .into_iter()
+            .map(|(stage, outcome, detail)| TraceEntry {
+                stage,
+                outcome,
+                micros: 0,
+                detail,
+            })
+            .collect(),
     })
-}
-
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Option<&[u8]> {
-        let slice = self.bytes.get(self.at..self.at + n)?;
-        self.at += n;
-        Some(slice)
-    }
-    fn u8(&mut self) -> Option<u8> {
-        self.take(1).map(|b| b[0])
-    }
-    fn len(&mut self) -> Option<u16> {
-        self.take(2).map(|b| u16::from_le_bytes([b[0], b[1]]))
-    }
-    fn string(&mut self) -> Option<String> {
-        let n = self.len()? as usize;
-        String::from_utf8(self.take(n)?.to_vec()).ok()
-    }
-    fn optional_string(&mut self) -> Option<Option<String>> {
-        match self.len()? {
-            u16::MAX => Some(None),
-            n => Some(Some(
-                String::from_utf8(self.take(n as usize)?.to_vec()).ok()?,
-            )),
-        }
-    }
 }
 
 #[cfg(test)]

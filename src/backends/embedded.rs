@@ -17,6 +17,7 @@
 //!
 //! `guard train` (see `crate::train`) rebuilds the file bit for bit.
 
+use super::model_file::Reader;
 use super::token_vectors::TokenVectors;
 use super::{BackendError, BackendKind, GuardBackend, Judgement, NativeLabel};
 use crate::question::Question;
@@ -51,39 +52,25 @@ pub struct EmbeddedModel {
     vectors: Option<&'static TokenVectors>,
 }
 
-#[derive(Debug, Clone, thiserror::Error, PartialEq)]
-pub enum ModelError {
-    #[error("not a guard model file (bad magic)")]
-    Magic,
-    #[error("model file is truncated or has the wrong size")]
-    Size,
-    #[error("bucket count 2^{0} is out of range (8..=24)")]
-    Buckets(u32),
-    #[error("the model was trained with other token vectors (fingerprint {0:016x})")]
-    Vectors(u64),
-}
+pub use super::model_file::ModelError;
 
 impl EmbeddedModel {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ModelError> {
-        if bytes.len() < HEADER || &bytes[..8] != MAGIC {
-            return Err(ModelError::Magic);
-        }
-        let word = |at: usize| [bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]];
-        let log2_buckets = u32::from_le_bytes(word(8));
+        let mut r = Reader::open(bytes, MAGIC)?;
+        let log2_buckets = r.u32()?;
         if !(8..=24).contains(&log2_buckets) {
             return Err(ModelError::Buckets(log2_buckets));
         }
-        let bias = f32::from_le_bytes(word(12));
-        let scale = f32::from_le_bytes(word(16));
-        let idf_scale = f32::from_le_bytes(word(20));
-        let dims = u32::from_le_bytes(word(24)) as usize;
-        let fingerprint = u64::from_le_bytes([
-            bytes[28], bytes[29], bytes[30], bytes[31], bytes[32], bytes[33], bytes[34], bytes[35],
-        ]);
+        let bias = r.f32()?;
+        let scale = r.f32()?;
+        let idf_scale = r.f32()?;
+        let dims = r.u32()? as usize;
+        let fingerprint = r.u64()?;
         let n = 1usize << log2_buckets;
-        if bytes.len() != HEADER + 3 * n + 4 * dims {
-            return Err(ModelError::Size);
-        }
+        let weights = r.many(n, i16::from_le_bytes)?;
+        let idf = r.take(n)?.to_vec();
+        let dense = r.many(dims, f32::from_le_bytes)?;
+        r.finish()?;
         let vectors = if dims == 0 {
             None
         } else {
@@ -93,15 +80,6 @@ impl EmbeddedModel {
             }
             Some(v)
         };
-        let weights = bytes[HEADER..HEADER + 2 * n]
-            .chunks_exact(2)
-            .map(|c| i16::from_le_bytes([c[0], c[1]]))
-            .collect();
-        let idf = bytes[HEADER + 2 * n..HEADER + 3 * n].to_vec();
-        let dense = bytes[HEADER + 3 * n..]
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
         Ok(EmbeddedModel {
             log2_buckets,
             bias,

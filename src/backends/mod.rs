@@ -5,6 +5,7 @@
 //! One `reqwest::Client` is shared by every remote backend (built in `server::AppState`).
 
 pub mod embedded;
+pub mod model_file;
 pub mod moderation;
 pub mod openai_chat;
 pub mod tei;

@@ -8,7 +8,7 @@
 //! `a–z0–9` in the folded text are looked up; Bangla contributes nothing here and is scored by the
 //! n-grams alone. A question's vector is the L2-normalised mean of its pieces' vectors.
 
-use super::embedded::ModelError;
+use super::model_file::{ModelError, Reader};
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
@@ -55,39 +55,26 @@ impl std::fmt::Debug for TokenVectors {
 
 impl TokenVectors {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ModelError> {
-        if bytes.len() < 16 || &bytes[..8] != MAGIC {
-            return Err(ModelError::Magic);
-        }
-        let u32_at = |at: usize| {
-            u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
-        };
-        let dims = u32_at(8) as usize;
-        let count = u32_at(12) as usize;
-        let mut at = 16;
+        let mut r = Reader::open(bytes, MAGIC)?;
+        let dims = r.u32()? as usize;
+        let count = r.u32()? as usize;
         let (mut initial, mut continuation) = (HashMap::new(), HashMap::new());
         let mut max_piece = 0;
         for row in 0..count as u32 {
-            let len = usize::from(*bytes.get(at).ok_or(ModelError::Size)?);
-            let piece = bytes.get(at + 1..at + 1 + len).ok_or(ModelError::Size)?;
-            let piece = std::str::from_utf8(piece).map_err(|_| ModelError::Size)?;
-            at += 1 + len;
+            let len = usize::from(r.u8()?);
+            let piece = std::str::from_utf8(r.take(len)?).map_err(|_| ModelError::Size)?;
             match piece.strip_prefix("##") {
                 Some(rest) => continuation.insert(rest.into(), row),
                 None => initial.insert(piece.into(), row),
             };
             max_piece = max_piece.max(piece.len());
         }
-        if bytes.len() != at + 4 * count + count * dims {
-            return Err(ModelError::Size);
-        }
-        let scales = bytes[at..at + 4 * count]
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
-        let values = bytes[at + 4 * count..]
-            .iter()
-            .map(|&b| i8::from_le_bytes([b]))
-            .collect();
+        let scales = r.many(count, f32::from_le_bytes)?;
+        let values = r.many(
+            count.checked_mul(dims).ok_or(ModelError::Size)?,
+            i8::from_le_bytes,
+        )?;
+        r.finish()?;
         let digest = {
             use sha2::{Digest, Sha256};
             Sha256::digest(bytes)
