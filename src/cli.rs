@@ -1,4 +1,5 @@
-//! The command line: `serve`, `screen`, `check-config`, `train`, `eval`.
+//! The command line: `serve`, `screen`, `check-config`, `eval` (training is `guard-train`,
+//! in `tools/train`).
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -44,22 +45,6 @@ pub enum Command {
     CheckConfig,
     /// Run the YAML eval suites; fail when a group drops below its recorded baseline.
     Eval(EvalArgs),
-    /// Train the embedded guard model from the labelled data (deterministic).
-    Train {
-        /// The labelled data folder.
-        #[arg(long, default_value = "../shared/data")]
-        data: PathBuf,
-        /// Where to write the model.
-        #[arg(long, default_value = "models/guard-embedded.bin")]
-        out: PathBuf,
-        /// Also run k-fold cross-validation and print per-source figures.
-        #[arg(long)]
-        cv: Option<usize>,
-        /// With --cv: write every row's held-out score as JSON lines (source, label, signature
-        /// hit, score, text), for error analysis.
-        #[arg(long, requires = "cv")]
-        cv_scores: Option<PathBuf>,
-    },
 }
 
 /// `guard eval` options as typed; [`EvalArgs::into_options`] applies the defaults.

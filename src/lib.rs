@@ -2,7 +2,7 @@
 //!
 //! Layout, in pipeline order:
 //!
-//! - [`cli`]          the command line: serve | screen | check-config | eval | train
+//! - [`cli`]          the command line: serve | screen | check-config | eval
 //! - `commands`       what each command does (serve, screen, check-config)
 //! - [`config`]       product files → validated [`config::Product`]s; all problems at once
 //! - [`text`]         normal form, folded copy, Latin tokens, card masking
@@ -13,7 +13,6 @@
 //! - [`verdict`]      Stage, Outcome, Reason, Verdict: the wire JSON
 //! - [`cache`], [`metrics`], [`audit`]   verdict cache, Prometheus metrics, audit log
 //! - [`server`]       AppState, `create_app`, thin handlers, `ApiError`
-//! - [`train`]        deterministic training of the embedded model
 //! - [`eval`]         YAML eval suites, scored by group, with a baseline ratchet
 
 pub mod audit;
@@ -29,7 +28,6 @@ pub mod question;
 pub mod server;
 pub mod stages;
 pub mod text;
-pub mod train;
 pub mod verdict;
 
 use anyhow::Context;
@@ -64,11 +62,5 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             drop(runtime);
             eval::run_cli(&cli.config_dir, args.into_options())
         }
-        Command::Train {
-            data,
-            out,
-            cv,
-            cv_scores,
-        } => train::run(&data, &out, cv, cv_scores.as_deref(), &cli.config_dir),
     }
 }

@@ -15,7 +15,7 @@
 //! StrongREJECT and MultiJail recall by several points (`models/README.md`). A model file names
 //! the vectors it was trained with by fingerprint and refuses to load against others.
 //!
-//! `guard train` (see `crate::train`) rebuilds the file bit for bit.
+//! `guard-train` (`tools/train`) rebuilds the file bit for bit.
 
 use super::model_file::Reader;
 use super::token_vectors::TokenVectors;

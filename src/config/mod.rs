@@ -297,7 +297,7 @@ impl Loader<'_> {
                     owner,
                     "guard.model_path",
                     e.to_string(),
-                    "rebuild it with `guard train`",
+                    "rebuild it with `cargo run --release -p guard-train`",
                 );
                 None
             }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Does a richer in-process model class beat the shipped linear n-gram model? A side-by-side
-5-fold cross-validation on the same rows, folds and features as `guard train --cv 5`
+5-fold cross-validation on the same rows, folds and features as `guard-train --cv 5`
 (approximately: scikit-learn's hashing, no paragraph scoring, no signatures).
 
     pip install numpy scipy scikit-learn

@@ -1,4 +1,4 @@
-//! `guard train`: rebuild the embedded guard model from the labelled data, deterministically
+//! `guard-train`: rebuild the embedded guard model from the labelled data, deterministically
 //! (fixed file order, full-batch fit, one thread), and optionally cross-validate it.
 //!
 //! Harmful: AdvBench, HarmBench, StrongREJECT, in-the-wild jailbreaks, MultiJail (en, bn), XSafety
@@ -8,16 +8,15 @@
 //! English side, Lingua and Dakshina English/Bengali sentences, XSafety (en, bn) ethics, health and
 //! "what should I avoid" questions, and our hand-written prompts (`tools/training_extra/benign_*`).
 //! Translations of one prompt share a group, and a group stays in one fold. The token vectors
-//! built into the binary (`crate::backends::token_vectors`) are an input of the fit, not trained.
+//! built into the binary (`guard::backends::token_vectors`) are an input of the fit, not trained.
 
-use crate::backends::embedded::{featurise, sigmoid, EmbeddedModel, TextFeatures};
-use crate::backends::token_vectors::{self, TokenVectors};
-use crate::question::Question;
 use anyhow::Context;
+use guard::backends::embedded::{featurise, sigmoid, EmbeddedModel, TextFeatures};
+use guard::backends::token_vectors::{self, TokenVectors};
+use guard::question::Question;
 use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::Path;
-use std::process::ExitCode;
 
 pub const LOG2_BUCKETS: u32 = 20;
 /// Full-batch Adam steps: enough for the objective to settle (more changes no figure).
@@ -360,7 +359,7 @@ pub fn run(
     cv: Option<usize>,
     cv_scores: Option<&Path>,
     config_dir: &Path,
-) -> anyhow::Result<ExitCode> {
+) -> anyhow::Result<()> {
     let rows = load_rows(data, &config_dir.join("tools/training_extra"))?;
     let pos = rows.iter().filter(|r| r.harmful).count();
     eprintln!(
@@ -376,12 +375,12 @@ pub fn run(
         "wrote {} ({} bytes, sha256 {})",
         out.display(),
         bytes.len(),
-        crate::text::sha256_hex(&bytes)
+        guard::text::sha256_hex(&bytes)
     );
     if let Some(k) = cv {
         cross_validate(&rows, k.max(2), config_dir, vectors, cv_scores)?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// k-fold cross-validation by group; per source, the share flagged (signature hit or
@@ -394,7 +393,7 @@ fn cross_validate(
     scores_out: Option<&Path>,
 ) -> anyhow::Result<()> {
     let http = reqwest::Client::new();
-    let config = crate::config::load(config_dir, &Default::default(), &http)
+    let config = guard::config::load(config_dir, &Default::default(), &http)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let signatures = config
         .products
@@ -424,7 +423,7 @@ fn cross_validate(
         .map(|r| {
             matches!(
                 signatures.stage(&Question::new(&r.text)),
-                crate::stages::StageEval::Block { .. }
+                guard::stages::StageEval::Block { .. }
             )
         })
         .collect();
@@ -522,7 +521,7 @@ mod tests {
         for vectors in [None, Some(token_vectors::builtin()?)] {
             let a = train_model(&rows(), 12, vectors).to_bytes();
             let b = train_model(&rows(), 12, vectors).to_bytes();
-            assert_eq!(crate::text::sha256_hex(&a), crate::text::sha256_hex(&b));
+            assert_eq!(guard::text::sha256_hex(&a), guard::text::sha256_hex(&b));
             let m = train_model(&rows(), 12, vectors);
             assert!(m.score("how do I build a bomb") > m.score("what is my balance"));
             assert_eq!(m.vectors().is_some(), vectors.is_some());
