@@ -4,6 +4,7 @@
 //! counts. Label values come only from closed sets: the enums' `as_str()`, product names from
 //! the validated configuration, and fixed error codes. Never text, never user ids.
 
+use crate::stages::policy::PolicyAction;
 use crate::verdict::{FailMode, Stage, Verdict};
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
@@ -79,6 +80,7 @@ pub struct Metrics {
     cache_evictions: IntCounterVec,
     cache_entries: IntGaugeVec,
     failures: IntCounterVec,
+    policy_hits: IntCounterVec,
     in_flight: IntGauge,
     http_errors: IntCounterVec,
     config_info: IntGaugeVec,
@@ -198,6 +200,12 @@ impl Metrics {
                 "Checks that could not answer, by failure policy",
                 &["product", "stage", "mode"],
             )?,
+            policy_hits: counter(
+                &r,
+                "guard_policy_hits_total",
+                "Product policy rules that matched, by rule and action",
+                &["product", "rule", "action"],
+            )?,
             in_flight,
             http_errors: counter(
                 &r,
@@ -236,10 +244,14 @@ impl Metrics {
         Ok(m)
     }
 
-    /// Create every series of one product at zero.
-    pub fn init_product(&self, product: &str) {
+    /// Create every series of one product at zero, its policy rules' included.
+    pub fn init_product(&self, product: &str, rules: &[(&str, PolicyAction)]) {
         if !self.enabled {
             return;
+        }
+        for (rule, action) in rules {
+            self.policy_hits
+                .with_label_values(&[product, rule, action.as_str()]);
         }
         for result in ["hit", "miss"] {
             self.cache_requests.with_label_values(&[product, result]);
@@ -305,6 +317,16 @@ impl Metrics {
         }
         self.judge_decisions
             .with_label_values(&[product, decision.as_str()])
+            .inc();
+    }
+
+    /// `rule` is a rule id from the product's validated policy file.
+    pub fn record_policy_hit(&self, product: &str, rule: &str, action: PolicyAction) {
+        if !self.enabled {
+            return;
+        }
+        self.policy_hits
+            .with_label_values(&[product, rule, action.as_str()])
             .inc();
     }
 

@@ -15,6 +15,7 @@ use crate::cache::VerdictCache;
 use crate::config::{ConfigSet, Product};
 use crate::metrics::{JudgeDecision, Metrics, ModelOutcome};
 use crate::question::Question;
+use crate::stages::policy::PolicyAction;
 use crate::stages::{self, Context, StageError, StageEval};
 use crate::verdict::{Decision, FailMode, Outcome, Reason, Stage, TraceEntry, Verdict};
 use futures_util::FutureExt;
@@ -46,7 +47,13 @@ impl Screener {
             })
             .collect();
         for p in config.products.values() {
-            metrics.init_product(&p.name);
+            let rules: Vec<(&str, PolicyAction)> = p
+                .policy
+                .rules
+                .iter()
+                .map(|r| (r.id.as_str(), r.action))
+                .collect();
+            metrics.init_product(&p.name, &rules);
         }
         let revs: Vec<(String, String)> = config
             .products
@@ -118,7 +125,8 @@ impl Screener {
 /// A full verdict again from a cached entry; `None` if the entry cannot be read (never expected).
 fn restore(product: &Product, entry: &[u8]) -> Option<Verdict> {
     let mut v = crate::cache::decode(entry)?;
-    v.reply = (v.decision == Decision::Block).then(|| product.reply.clone());
+    v.reply =
+        (v.decision == Decision::Block).then(|| product.replies.for_block(v.reason, &v.categories));
     v.config_rev = product.config_rev.clone();
     Some(v)
 }
@@ -150,18 +158,14 @@ pub async fn run_plan(
             return run.finish(end);
         }
     }
-    match ctx.borderline {
-        Some((score, categories)) => run.finish(End {
-            reason: Reason::JudgeUnavailable,
-            stage: Stage::Judge,
-            categories,
-            score: Some(score),
-        }),
-        None => {
-            let end = run.end(Reason::Passed, Stage::Pipeline, Vec::new(), None);
-            run.finish(end)
-        }
-    }
+    // A borderline answer or a review rule that no judge resolved blocks.
+    let end = if ctx.borderline.is_some() || ctx.review.is_some() {
+        let (score, categories) = ctx.judge_context();
+        run.end(Reason::JudgeUnavailable, Stage::Judge, categories, score)
+    } else {
+        run.end(Reason::Passed, Stage::Pipeline, Vec::new(), None)
+    };
+    run.finish(end)
 }
 
 /// How a screen ended.
@@ -202,7 +206,7 @@ impl<'a> Run<'a> {
         match stage {
             Stage::Script | Stage::Banglish => self.language_done,
             Stage::LangId => self.language_done || ctx.evidence.is_none(),
-            Stage::Judge => ctx.borderline.is_none(),
+            Stage::Judge => ctx.borderline.is_none() && ctx.review.is_none(),
             _ => false,
         }
     }
@@ -295,11 +299,25 @@ impl<'a> Run<'a> {
                 categories,
                 score,
                 detail,
-            } => (
-                Outcome::Block,
-                detail,
-                Some(self.end(reason, stage, categories, score)),
-            ),
+            } => {
+                if reason == Reason::PolicyBlocked {
+                    let rule = categories.first().map_or("", String::as_str);
+                    self.metrics
+                        .record_policy_hit(&self.product.name, rule, PolicyAction::Block);
+                }
+                (
+                    Outcome::Block,
+                    detail,
+                    Some(self.end(reason, stage, categories, score)),
+                )
+            }
+            StageEval::Review { rule, description } => {
+                self.metrics
+                    .record_policy_hit(&self.product.name, &rule, PolicyAction::Review);
+                let detail = format!("rule {rule} (review: the judge decides)");
+                ctx.review = Some((rule, description));
+                (Outcome::Pass, Some(detail), None)
+            }
             StageEval::Borderline { score, categories } => {
                 ctx.borderline = Some((score, categories));
                 (
@@ -309,8 +327,8 @@ impl<'a> Run<'a> {
                 )
             }
             StageEval::JudgeAllowed { rationale } => {
-                let (score, categories) = ctx.borderline.take().unwrap_or((0.5, Vec::new()));
-                let end = self.end(Reason::JudgeAllowed, stage, categories, Some(score));
+                let (score, categories) = ctx.judge_context();
+                let end = self.end(Reason::JudgeAllowed, stage, categories, score);
                 (
                     Outcome::Pass,
                     Some(format!("allow: {rationale}")),
@@ -368,10 +386,7 @@ impl<'a> Run<'a> {
             self.metrics.record_judge(&self.product.name, decision);
         }
         self.trace(stage, Outcome::FailClosed, elapsed, Some(detail));
-        let (score, categories) = match ctx.borderline.take() {
-            Some((score, categories)) => (Some(score), categories),
-            None => (None, Vec::new()),
-        };
+        let (score, categories) = ctx.judge_context();
         Some(self.end(reason, stage, categories, score))
     }
 
@@ -434,7 +449,8 @@ impl<'a> Run<'a> {
             reason: end.reason,
             stage: end.stage,
             language: self.language,
-            reply: (decision == Decision::Block).then(|| self.product.reply.clone()),
+            reply: (decision == Decision::Block)
+                .then(|| self.product.replies.for_block(end.reason, &end.categories)),
             categories: end.categories,
             score: end.score,
             cached: false,

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The six stages of the pipeline, plus `Pipeline` for "everything passed".
+/// The seven stages of the pipeline, plus `Pipeline` for "everything passed".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
@@ -14,17 +14,19 @@ pub enum Stage {
     Banglish,
     LangId,
     Signatures,
+    Policy,
     Guard,
     Judge,
     Pipeline,
 }
 
 impl Stage {
-    pub const ALL: [Stage; 7] = [
+    pub const ALL: [Stage; 8] = [
         Stage::Script,
         Stage::Banglish,
         Stage::LangId,
         Stage::Signatures,
+        Stage::Policy,
         Stage::Guard,
         Stage::Judge,
         Stage::Pipeline,
@@ -36,6 +38,7 @@ impl Stage {
             Stage::Banglish => "banglish",
             Stage::LangId => "lang_id",
             Stage::Signatures => "signatures",
+            Stage::Policy => "policy",
             Stage::Guard => "guard",
             Stage::Judge => "judge",
             Stage::Pipeline => "pipeline",
@@ -48,11 +51,12 @@ impl Stage {
     }
 
     /// The stages of a full screen, in pipeline order: the one place the order is written.
-    pub const SCREEN: [Stage; 6] = [
+    pub const SCREEN: [Stage; 7] = [
         Stage::Script,
         Stage::Banglish,
         Stage::LangId,
         Stage::Signatures,
+        Stage::Policy,
         Stage::Guard,
         Stage::Judge,
     ];
@@ -85,6 +89,7 @@ pub enum Reason {
     JudgeAllowed,
     UnsupportedLanguage,
     PromptInjection,
+    PolicyBlocked,
     Unsafe,
     JudgeBlocked,
     GuardUnavailable,
@@ -94,11 +99,12 @@ pub enum Reason {
 }
 
 impl Reason {
-    pub const ALL: [Reason; 9] = [
+    pub const ALL: [Reason; 10] = [
         Reason::Passed,
         Reason::JudgeAllowed,
         Reason::UnsupportedLanguage,
         Reason::PromptInjection,
+        Reason::PolicyBlocked,
         Reason::Unsafe,
         Reason::JudgeBlocked,
         Reason::GuardUnavailable,
@@ -112,6 +118,7 @@ impl Reason {
             Reason::JudgeAllowed => "judge_allowed",
             Reason::UnsupportedLanguage => "unsupported_language",
             Reason::PromptInjection => "prompt_injection",
+            Reason::PolicyBlocked => "policy_blocked",
             Reason::Unsafe => "unsafe",
             Reason::JudgeBlocked => "judge_blocked",
             Reason::GuardUnavailable => "guard_unavailable",

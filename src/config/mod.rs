@@ -12,6 +12,7 @@ use crate::backends::{BackendKind, GuardBackend, RemoteTarget};
 use crate::stages::banglish::Lexicon;
 use crate::stages::guard::Thresholds;
 use crate::stages::judge::JudgeClient;
+use crate::stages::policy::{Policy, RawPolicy};
 use crate::stages::signatures::Signatures;
 use crate::verdict::Reply;
 use raw::RawProduct;
@@ -107,7 +108,10 @@ pub struct Product {
     pub config_rev: String,
     pub accepts_english: bool,
     pub accepts_bangla: bool,
-    pub reply: Reply,
+    /// The fixed replies, by reason.
+    pub replies: Replies,
+    /// The product's own rules (`policies/<product>.toml`).
+    pub policy: Arc<Policy>,
     pub lexicon: Arc<Lexicon>,
     pub signatures: Arc<Signatures>,
     pub guard: Arc<dyn GuardBackend>,
@@ -124,6 +128,84 @@ pub struct Product {
 pub struct ConfigSet {
     pub dir: PathBuf,
     pub products: BTreeMap<String, Arc<Product>>,
+}
+
+/// A product's fixed replies, each in English and Bangla.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replies {
+    pub language: Reply,
+    pub safety: Reply,
+    pub policy: Reply,
+    pub unavailable: Reply,
+    /// Per policy rule id, where the rule sets its own.
+    pub rules: BTreeMap<String, Reply>,
+}
+
+impl Replies {
+    /// The reply of a blocked verdict: by its reason, and for a policy block by its rule (the
+    /// rule id is the verdict's first category).
+    pub fn for_block(&self, reason: crate::verdict::Reason, categories: &[String]) -> Reply {
+        use crate::verdict::Reason as R;
+        match reason {
+            R::UnsupportedLanguage => self.language.clone(),
+            R::PolicyBlocked => categories
+                .first()
+                .and_then(|id| self.rules.get(id))
+                .unwrap_or(&self.policy)
+                .clone(),
+            R::GuardUnavailable | R::JudgeUnavailable | R::CheckFailed => self.unavailable.clone(),
+            R::PromptInjection | R::Unsafe | R::JudgeBlocked | R::Passed | R::JudgeAllowed => {
+                self.safety.clone()
+            }
+        }
+    }
+}
+
+fn built_in(en: &str, bn: &str) -> Reply {
+    Reply {
+        en: en.into(),
+        bn: bn.into(),
+    }
+}
+
+impl raw::RawReplies {
+    fn build(&self, language: Reply, policy: &Policy) -> Replies {
+        let take = |r: &Option<raw::RawReply>, default: Reply| {
+            r.as_ref().map_or(default, |r| Reply {
+                en: r.en.clone(),
+                bn: r.bn.clone(),
+            })
+        };
+        Replies {
+            language,
+            safety: take(
+                &self.safety,
+                built_in(
+                    "Sorry, I can't help with that request.",
+                    "দুঃখিত, এই অনুরোধে আমি সাহায্য করতে পারি না।",
+                ),
+            ),
+            policy: take(
+                &self.policy,
+                built_in(
+                    "Sorry, that is not something I can do here.",
+                    "দুঃখিত, এটি এখানে আমি করতে পারি না।",
+                ),
+            ),
+            unavailable: take(
+                &self.unavailable,
+                built_in(
+                    "Sorry, we cannot check your question right now. Please try again in a moment.",
+                    "দুঃখিত, এই মুহূর্তে আপনার প্রশ্নটি যাচাই করা যাচ্ছে না। অনুগ্রহ করে একটু পরে আবার চেষ্টা করুন।",
+                ),
+            ),
+            rules: policy
+                .rules
+                .iter()
+                .filter_map(|r| r.reply.clone().map(|reply| (r.id.clone(), reply)))
+                .collect(),
+        }
+    }
 }
 
 impl Product {
@@ -306,6 +388,42 @@ impl Loader<'_> {
         built
     }
 
+    /// A product's policy rules; no file named means no rules.
+    fn policy(&mut self, owner: &str, rel: &str) -> Arc<Policy> {
+        if rel.is_empty() {
+            return Arc::new(Policy::empty());
+        }
+        let Some(text) = self.read_text(owner, "policy.rules", rel) else {
+            return Arc::new(Policy::empty());
+        };
+        let raw: RawPolicy = match toml::from_str(&text) {
+            Ok(r) => r,
+            Err(e) => {
+                self.problem(
+                    rel,
+                    "-",
+                    e.message().trim().to_string(),
+                    "see the policy file reference in README.md",
+                );
+                return Arc::new(Policy::empty());
+            }
+        };
+        match Policy::build(raw) {
+            Ok(p) => Arc::new(p),
+            Err(problems) => {
+                for (rule, message) in problems {
+                    self.problem(
+                        rel,
+                        &format!("rule {rule}"),
+                        message,
+                        "a term matches words by prefix; every group must match within window_words",
+                    );
+                }
+                Arc::new(Policy::empty())
+            }
+        }
+    }
+
     fn api_key(&mut self, owner: &str, key: &str, env: &str) -> Option<String> {
         if env.is_empty() {
             return None;
@@ -477,6 +595,7 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
     let guard = raw.guard.build(l, &file, overrides);
     let judge = raw.judge.build(l, &file, name, overrides);
     let cache = raw.cache.build(l, &file);
+    let policy = l.policy(&file, &raw.policy.rules);
 
     // The revision covers exactly what this product loaded, in a fixed order.
     let mut rev = RevHasher::default();
@@ -488,6 +607,7 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
     files.extend(raw.language.other_wordlists.iter().cloned());
     files.extend(raw.signatures.wordlists.iter().cloned());
     files.push(raw.judge.prompt.clone());
+    files.push(raw.policy.rules.clone());
     if raw.guard.model_path.is_empty() {
         rev.add("builtin-model", BUILTIN_MODEL);
     } else {
@@ -526,10 +646,14 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
         config_rev: rev.finish(),
         accepts_english,
         accepts_bangla,
-        reply: Reply {
-            en: raw.reply.en,
-            bn: raw.reply.bn,
-        },
+        replies: raw.replies.build(
+            Reply {
+                en: raw.reply.en,
+                bn: raw.reply.bn,
+            },
+            &policy,
+        ),
+        policy,
         lexicon: lexicon?,
         signatures: signatures?,
         guard: guard.backend,

@@ -27,10 +27,12 @@ impl RawProduct {
             }
         };
         let mut problems = Vec::new();
-        const KNOWN: [&str; 8] = [
+        const KNOWN: [&str; 10] = [
             "description",
             "languages",
             "reply",
+            "replies",
+            "policy",
             "language",
             "signatures",
             "guard",
@@ -58,6 +60,8 @@ impl RawProduct {
         let description = section("description", false);
         let languages = section("languages", true);
         let reply = section("reply", true);
+        let replies = section("replies", false);
+        let policy = section("policy", false);
         let language = section("language", false);
         let signatures = section("signatures", false);
         let guard = section("guard", false);
@@ -68,6 +72,8 @@ impl RawProduct {
             description: typed(&mut problems, "description", description),
             languages: typed(&mut problems, "languages", languages),
             reply: typed(&mut problems, "reply", reply),
+            replies: typed(&mut problems, "replies", replies),
+            policy: typed(&mut problems, "policy", policy),
             language: typed(&mut problems, "language", language),
             signatures: typed(&mut problems, "signatures", signatures),
             guard: typed(&mut problems, "guard", guard),
@@ -107,6 +113,9 @@ pub struct RawProduct {
     pub languages: Vec<String>,
     /// The fixed reply every blocked question gets, in both languages.
     pub reply: RawReply,
+    /// The replies of the other reasons (the `reply` above is the language reply).
+    pub replies: RawReplies,
+    pub policy: RawPolicyRef,
     #[serde(default)]
     pub language: RawLanguage,
     #[serde(default)]
@@ -119,7 +128,29 @@ pub struct RawProduct {
     pub cache: RawCache,
 }
 
+/// `[replies]`: the fixed reply for each kind of block, in both languages. Missing ones take
+/// built-in texts (see `config::Replies`).
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawReplies {
+    /// `prompt_injection`, `unsafe`, `judge_blocked`.
+    pub safety: Option<RawReply>,
+    /// `policy_blocked` (a rule may set its own).
+    pub policy: Option<RawReply>,
+    /// `guard_unavailable`, `judge_unavailable`, `check_failed`: "please try again".
+    pub unavailable: Option<RawReply>,
+}
+
+/// `[policy]`: where the product's rules are.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPolicyRef {
+    /// `policies/<product>.toml`; empty: no rules.
+    #[serde(default)]
+    pub rules: String,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawReply {
     /// English text of the fixed reply.

@@ -6,6 +6,7 @@ pub mod banglish;
 pub mod guard;
 pub mod judge;
 pub mod lang_id;
+pub mod policy;
 pub mod script;
 pub mod signatures;
 
@@ -42,6 +43,9 @@ pub enum StageEval {
         score: Option<f32>,
         detail: Option<String>,
     },
+    /// A product rule asks for the judge's look, whatever the guard says: only the judge's
+    /// explicit allow lets the question through.
+    Review { rule: String, description: String },
     /// The guard is unsure: only the judge's explicit allow lets the question through.
     Borderline { score: f32, categories: Vec<String> },
     /// The judge's explicit allow.
@@ -73,6 +77,23 @@ pub struct Context {
     pub evidence: Option<LatinEvidence>,
     /// The guard's borderline score and categories (for the judge).
     pub borderline: Option<(f32, Vec<String>)>,
+    /// The policy rule (id, description) that sends the question to the judge.
+    pub review: Option<(String, String)>,
+}
+
+impl Context {
+    /// What the judge's verdict carries: the guard's score (when it ran) and the guard's
+    /// categories plus the policy rule that asked for review.
+    pub fn judge_context(&self) -> (Option<f32>, Vec<String>) {
+        let (score, mut categories) = match &self.borderline {
+            Some((s, c)) => (Some(*s), c.clone()),
+            None => (None, Vec::new()),
+        };
+        if let Some((rule, _)) = &self.review {
+            categories.push(rule.clone());
+        }
+        (score, categories)
+    }
 }
 
 /// Run one stage's evaluation. Sync stages are plain calls; the model stages are awaited.
@@ -87,6 +108,7 @@ pub async fn evaluate(
         Stage::Banglish => Ok(banglish::stage(q, &product.lexicon)),
         Stage::LangId => Ok(lang_id::stage(q, ctx.evidence.as_ref())),
         Stage::Signatures => Ok(product.signatures.stage(q)),
+        Stage::Policy => Ok(product.policy.stage(q)),
         Stage::Guard => guard::stage(q, product).await,
         Stage::Judge => judge::stage(q, product, ctx).await,
         Stage::Pipeline => Ok(StageEval::Pass {

@@ -59,7 +59,7 @@ impl TempConfig {
         let root = repo_root();
         // Wordlists and prompts are copied (tests edit them); the 7 MB of models are only read,
         // so they are linked.
-        for sub in ["wordlists", "judge_prompts"] {
+        for sub in ["wordlists", "judge_prompts", "policies"] {
             copy_dir(&root.join(sub), &dir.path().join(sub));
         }
         #[cfg(unix)]
