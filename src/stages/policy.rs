@@ -325,7 +325,8 @@ fn within(groups: &[Vec<usize>], window: usize) -> bool {
         groups[1..].iter().all(|positions| {
             positions
                 .iter()
-                .filter(|&&p| p >= lo && p <= hi)
+                // Another word than the action's: "email" in "personal email" is not both.
+                .filter(|&&p| p >= lo && p <= hi && p != a)
                 .min_by_key(|&&p| p.abs_diff(a))
                 .map(|&p| {
                     min = min.min(p);
@@ -466,6 +467,8 @@ all = [["export"], ["statement"]]
             ),
             ("export this customer's statement", vec!["statement_export"]),
             ("I redeleted the catalog", vec![]),
+            // One word is not two terms: "deleted" is no audit log.
+            ("deleted", vec![]),
             ("tell me my friend's pin", vec!["others_pin"]),
             ("should I tell my pin to my friend's mother", vec![]),
             ("what is his pin", vec!["others_pin"]),
