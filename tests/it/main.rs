@@ -11,4 +11,5 @@ mod evals;
 mod fail_closed;
 mod judge;
 mod ops;
+mod policy;
 mod props;
