@@ -5,10 +5,25 @@ development split in ../shared/data. Deterministic: rows are picked by SHA-256 o
     python3 tools/seed_evals.py [--data ../shared/data]
 
 Hand-written suites (tests/evals/*.yaml without the data- prefix) are edited by hand, not here.
+
+The data-* suites (which grade the guard model) are drawn only from the held-out fifth of the
+split that `guard-train` never trains on: a group is held out when the first byte of the
+SHA-256 of its name (the id without its `:lang` suffix) is below HELD_OUT_BELOW, the same rule
+as tools/train/src/train.rs. A test there checks that no suite row is a training row.
 """
 import argparse, hashlib, json, os, unicodedata
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HELD_OUT_BELOW = 51
+
+
+def group_of(r):
+    gid, lang = r["id"], r.get("lang", "")
+    return gid[: -len(":" + lang)] if lang and gid.endswith(":" + lang) else gid
+
+
+def held_out(r):
+    return hashlib.sha256(group_of(r).encode()).digest()[0] < HELD_OUT_BELOW
 LICENCES = {
     "advbench": "AdvBench (llm-attacks) via HarmBench, MIT",
     "harmbench": "HarmBench, MIT",
@@ -67,15 +82,17 @@ def main():
     for stem, keep, n, suite, group, product, kind, expect in SUITES:
         rows = [json.loads(l) for l in open(os.path.join(args.data, stem + ".jsonl"), encoding="utf-8")]
         rows = [r for r in rows if keep(r)]
+        if suite.startswith("data-"):
+            rows = [r for r in rows if held_out(r)]
         rows.sort(key=lambda r: hashlib.sha256(r["id"].encode()).hexdigest())
         rows = rows[:n]
         source = rows[0]["source"]
         lines = [
             f"# Sampled by tools/seed_evals.py from ../shared/data/{stem}.jsonl (development split).",
             f"# Source and licence: {LICENCES.get(source, source)}.",
-            "# The embedded model was trained on the development split, so these scores are not a",
-            "# held-out estimate (see models/README.md for cross-validated figures).",
-            f"description: {json.dumps(f'{n} rows of {source} ({stem}), expected {expect}')}",
+            *(["# Drawn from the held-out fifth of the split that guard-train never trains on."]
+              if suite.startswith("data-") else []),
+            f"description: {json.dumps(f'{len(rows)} rows of {source} ({stem}), expected {expect}')}",
             f"product: {product}",
             f"group: {group}",
             f"kind: {kind}",

@@ -34,8 +34,10 @@ async fn ci_suites_hold_their_baseline() {
     assert!(outcome.dropped.is_empty());
     let cases = outcome.json["cases"].as_u64().unwrap_or(0);
     let groups = outcome.json["groups"].as_object().map_or(0, |g| g.len());
+    // The data-* suites are drawn from the held-out fifth of the split only, so they are
+    // smaller than when they reused training rows (1,634 cases then).
     assert!(
-        cases >= 1500 && groups >= 20,
+        cases >= 1400 && groups >= 20,
         "{cases} cases, {groups} groups"
     );
     let suites = outcome.json["suites"].as_object().map_or(0, |s| s.len());

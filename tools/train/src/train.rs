@@ -35,8 +35,32 @@ pub struct Row {
     pub group: String,
 }
 
-/// Which rows of which file train the model, and under which label.
+/// A group is held out of training when the first byte of the SHA-256 of its name is below
+/// this: about a fifth of the development split. The `data-*` eval suites are drawn from those
+/// rows only (`tools/seed_evals.py` applies the same rule), so a suite never grades the model on
+/// its own training rows; `suites_never_hold_a_training_row` checks it.
+pub const HELD_OUT_BELOW: u8 = 51;
+
+/// Whether a prompt group is held out of training (kept for the eval suites).
+pub fn held_out(group: &str) -> bool {
+    let digest = guard::text::sha256_hex(group.as_bytes());
+    u8::from_str_radix(&digest[..2], 16).is_ok_and(|b| b < HELD_OUT_BELOW)
+}
+
+/// Which rows of which file train the model, and under which label. Held-out groups, and any
+/// row whose text a held-out row also has, are left out.
 pub fn load_rows(data: &Path, extra: &Path) -> anyhow::Result<Vec<Row>> {
+    let (held, mut rows): (Vec<Row>, Vec<Row>) = load_data_rows(data)?
+        .into_iter()
+        .partition(|r| held_out(&r.group));
+    let held: std::collections::HashSet<String> = held.into_iter().map(|r| r.text).collect();
+    rows.retain(|r| !held.contains(&r.text));
+    rows.extend(load_hand_written(extra)?);
+    Ok(rows)
+}
+
+/// Every labelled row of the data files, held out or not.
+fn load_data_rows(data: &Path) -> anyhow::Result<Vec<Row>> {
     let mut rows = Vec::new();
     type Select = fn(&serde_json::Value) -> Option<bool>;
     let files: [(&str, Select); 15] = [
@@ -98,7 +122,6 @@ pub fn load_rows(data: &Path, extra: &Path) -> anyhow::Result<Vec<Row>> {
             });
         }
     }
-    rows.extend(load_hand_written(extra)?);
     Ok(rows)
 }
 
@@ -493,6 +516,55 @@ mod tests {
         let mut rows: Vec<Row> = harmful.iter().enumerate().map(|r| row(r, true)).collect();
         rows.extend(benign.iter().enumerate().map(|r| row(r, false)));
         rows
+    }
+
+    /// No `data-*` eval suite row is a training row: the suites grade the model on data it
+    /// never saw. Needs the development split beside the project (as CI has it).
+    #[test]
+    fn suites_never_hold_a_training_row() -> anyhow::Result<()> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let data = root.join("../shared/data");
+        if !data.is_dir() {
+            eprintln!("skipped: no development split at {}", data.display());
+            return Ok(());
+        }
+        let training: std::collections::HashSet<String> =
+            load_rows(&data, &root.join("tools/training_extra"))?
+                .into_iter()
+                .map(|r| r.text)
+                .collect();
+        let mut suites = 0;
+        let mut cases = 0;
+        for entry in std::fs::read_dir(root.join("tests/evals"))? {
+            let path = entry?.path();
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            if !(name.starts_with("data-") && name.ends_with(".yaml")) {
+                continue;
+            }
+            suites += 1;
+            let suite: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(&path)?)?;
+            for case in suite["cases"].as_sequence().into_iter().flatten() {
+                let text = case["text"].as_str().unwrap_or_default();
+                cases += 1;
+                assert!(!training.contains(text), "{name}: a training row: {text:?}");
+            }
+        }
+        assert!(
+            suites >= 10 && cases >= 300,
+            "{suites} suites, {cases} cases"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn held_out_groups_are_about_a_fifth() {
+        let held = (0..10_000)
+            .filter(|i| held_out(&format!("group:{i}")))
+            .count();
+        assert!((1_800..2_200).contains(&held), "{held}");
     }
 
     #[test]
