@@ -227,3 +227,27 @@ fn a_broken_policy_file_is_a_configuration_problem() {
     assert!(all.contains("lower-case"), "{all}");
     assert!(all.contains("too short"), "{all}");
 }
+
+#[test]
+fn config_rev_covers_the_policy_file() {
+    let rev = |cfg: &TempConfig| {
+        guard::config::load(cfg.path(), &Overrides::default(), &reqwest::Client::new())
+            .ok()
+            .and_then(|s| {
+                s.products
+                    .get("wallet-assistant")
+                    .map(|p| p.config_rev.clone())
+            })
+    };
+    let cfg = TempConfig::new(|_, t| t);
+    let before = rev(&cfg);
+    let path = cfg.path().join("policies/wallet-assistant.toml");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    cfg.write(
+        "policies/wallet-assistant.toml",
+        &format!("{text}\n# edited\n"),
+    );
+    let after = rev(&cfg);
+    assert!(before.is_some() && after.is_some());
+    assert_ne!(before, after);
+}
