@@ -6,6 +6,7 @@
 //! - `commands`       what each command does (serve, screen, check-config)
 //! - [`config`]       product files → validated [`config::Product`]s; all problems at once
 //! - [`text`]         normal form, folded copy, Latin tokens, card masking
+//! - [`redact`]       finding and masking values (cards, phones, NID, OTP/PIN, e-mail, ...)
 //! - [`question`]     the question computed once: normalised, hidden, folded, decoded, outbound
 //! - [`pipeline`]     the only place the stage order lives; cache; fail-open/closed policy
 //! - [`stages`]       script → banglish → lang_id → signatures → guard → judge
@@ -25,6 +26,7 @@ pub mod eval;
 pub mod metrics;
 pub mod pipeline;
 pub mod question;
+pub mod redact;
 pub mod server;
 pub mod stages;
 pub mod text;

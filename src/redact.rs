@@ -1,0 +1,929 @@
+//! Finding and masking sensitive values: the one implementation behind the input side's outbound
+//! form (cards only, before any text leaves for a remote model) and the output screen (every
+//! kind a product lists, as the answer leaves for the customer).
+//!
+//! Kinds: card numbers (Luhn, 13–19 digits), bank account numbers, phone numbers (Bangladeshi
+//! mobiles `01XXXXXXXXX`, `+8801…`, and international forms), NID numbers (after an NID word),
+//! OTPs and PINs (after an OTP or PIN word), e-mail addresses, IBANs, the product's own
+//! identifiers (a prefix and an id), and internal names (replaced, not masked). Digits are ASCII
+//! or Bengali (`০`–`৯`), in groups joined by the separators people type. Everything is found in
+//! one linear pass per kind; values never leave this module except masked.
+//!
+//! [`Stream`] masks text as it is generated with bounded hold-back: it holds only what could
+//! still grow into a value (an open digit run, the last word, a possible internal name or IBAN),
+//! at most [`MAX_HOLD_BYTES`], and its output equals the one-shot output.
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use std::collections::BTreeSet;
+
+/// The most a stream holds back; a value longer than this is masked in pieces.
+pub const MAX_HOLD_BYTES: usize = 256;
+/// Left context a stream keeps for the words that give digits a kind ("your OTP is").
+const CONTEXT_BYTES: usize = 64;
+/// How far before a number its OTP / PIN / NID word may stand.
+const KEYWORD_REACH_BYTES: usize = 40;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Card,
+    Account,
+    Phone,
+    Nid,
+    Otp,
+    Pin,
+    Email,
+    Iban,
+    Identifier,
+    InternalName,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 10] = [
+        Kind::Card,
+        Kind::Account,
+        Kind::Phone,
+        Kind::Nid,
+        Kind::Otp,
+        Kind::Pin,
+        Kind::Email,
+        Kind::Iban,
+        Kind::Identifier,
+        Kind::InternalName,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Card => "card",
+            Kind::Account => "account",
+            Kind::Phone => "phone",
+            Kind::Nid => "nid",
+            Kind::Otp => "otp",
+            Kind::Pin => "pin",
+            Kind::Email => "email",
+            Kind::Iban => "iban",
+            Kind::Identifier => "identifier",
+            Kind::InternalName => "internal_name",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Digits left visible at the end by default: the last four of a card, account or IBAN.
+    pub fn default_visible(self) -> usize {
+        match self {
+            Kind::Card | Kind::Account | Kind::Iban => 4,
+            _ => 0,
+        }
+    }
+}
+
+/// A product's own identifier: a prefix (matched case-insensitively) and an id of `min..=max`
+/// letters, digits or dashes after it; the id is masked, the prefix stays.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identifier {
+    pub prefix: String,
+    pub min_len: usize,
+    pub max_len: usize,
+}
+
+/// What a product masks and how.
+#[derive(Debug, Clone)]
+pub struct Redactor {
+    kinds: BTreeSet<Kind>,
+    visible: [usize; 10],
+    identifiers: Vec<Identifier>,
+    id_matcher: Option<AhoCorasick>,
+    names: Vec<String>,
+    name_matcher: Option<AhoCorasick>,
+    /// Lower-cased names, for the stream's hold-back.
+    names_lower: Vec<String>,
+    pub replacement: String,
+}
+
+/// One value found: its kind and byte range in the text searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub kind: Kind,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// One value as reported: kind and char offsets in the masked text (never the value).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Finding {
+    pub kind: Kind,
+    pub start: usize,
+    pub end: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redacted {
+    pub text: String,
+    pub findings: Vec<Finding>,
+}
+
+impl Redactor {
+    /// Card numbers only, last four visible: what the input side masks before a remote model.
+    pub fn cards() -> &'static Redactor {
+        static CARDS: std::sync::OnceLock<Redactor> = std::sync::OnceLock::new();
+        CARDS.get_or_init(|| {
+            Redactor::new([Kind::Card].into_iter().collect(), &[], Vec::new(), Vec::new(), "")
+        })
+    }
+
+    /// `visible`: per-kind overrides of [`Kind::default_visible`].
+    pub fn new(
+        kinds: BTreeSet<Kind>,
+        visible: &[(Kind, usize)],
+        identifiers: Vec<Identifier>,
+        names: Vec<String>,
+        replacement: &str,
+    ) -> Self {
+        let mut v = Kind::ALL.map(Kind::default_visible);
+        for (k, n) in visible {
+            v[*k as usize] = *n;
+        }
+        let ci = |patterns: &[String]| -> Option<AhoCorasick> {
+            if patterns.is_empty() {
+                return None;
+            }
+            AhoCorasickBuilder::new()
+                .ascii_case_insensitive(true)
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(patterns)
+                .ok()
+        };
+        let prefixes: Vec<String> = identifiers.iter().map(|i| i.prefix.clone()).collect();
+        Redactor {
+            kinds,
+            visible: v,
+            id_matcher: ci(&prefixes),
+            identifiers,
+            name_matcher: ci(&names),
+            names_lower: names.iter().map(|n| n.to_lowercase()).collect(),
+            names,
+            replacement: replacement.to_string(),
+        }
+    }
+
+    pub fn masks(&self, kind: Kind) -> bool {
+        self.kinds.contains(&kind)
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Mask every value in `text`.
+    pub fn redact(&self, text: &str) -> Redacted {
+        let spans = self.find(text, 0);
+        self.apply(text, &spans, 0)
+    }
+
+    /// The values in `text`, ignoring any that start before `from` (the stream's context).
+    pub fn find(&self, text: &str, from: usize) -> Vec<Span> {
+        let mut spans: Vec<Span> = Vec::new();
+        if self.masks(Kind::Iban) {
+            spans.extend(find_ibans(text));
+        }
+        if self.masks(Kind::Email) {
+            spans.extend(find_emails(text));
+        }
+        if let Some(m) = &self.id_matcher {
+            spans.extend(self.find_identifiers(m, text));
+        }
+        if let Some(m) = &self.name_matcher {
+            spans.extend(
+                m.find_iter(text)
+                    .filter(|x| at_word_boundaries(text, x.start(), x.end()))
+                    .map(|x| Span {
+                        kind: Kind::InternalName,
+                        start: x.start(),
+                        end: x.end(),
+                    }),
+            );
+        }
+        spans.extend(self.find_digit_values(text));
+        spans.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
+        // First come, first kept: a later span overlapping a kept one is dropped.
+        let mut kept: Vec<Span> = Vec::with_capacity(spans.len());
+        for s in spans {
+            if kept.last().is_none_or(|k| s.start >= k.end) && s.start >= from {
+                kept.push(s);
+            }
+        }
+        kept
+    }
+
+    fn find_identifiers(&self, m: &AhoCorasick, text: &str) -> Vec<Span> {
+        let bytes = text.as_bytes();
+        let mut out = Vec::new();
+        for x in m.find_iter(text) {
+            if x.start() > 0 && bytes[x.start() - 1].is_ascii_alphanumeric() {
+                continue;
+            }
+            let id = &self.identifiers[x.pattern().as_usize()];
+            let len = bytes[x.end()..]
+                .iter()
+                .take(id.max_len + 1)
+                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'-')
+                .count();
+            if (id.min_len..=id.max_len).contains(&len) {
+                out.push(Span {
+                    kind: Kind::Identifier,
+                    start: x.end(),
+                    end: x.end() + len,
+                });
+            }
+        }
+        out
+    }
+
+    /// Cards first (greedy, longest Luhn-valid window of whole groups), then what is left of
+    /// each run of joined digit groups by its shape and the words before it.
+    fn find_digit_values(&self, text: &str) -> Vec<Span> {
+        let groups = digit_groups(text);
+        if groups.is_empty() {
+            return Vec::new();
+        }
+        let luhn = LuhnSums::new(text, &groups);
+        let mut out = Vec::new();
+        let mut start = 0;
+        while start < groups.len() {
+            let mut run_end = start + 1;
+            while run_end < groups.len() && groups[run_end].joined {
+                run_end += 1;
+            }
+            let run = &groups[start..run_end];
+            let mut i = 0;
+            let mut rest_start = 0;
+            while i < run.len() {
+                let card = if self.masks(Kind::Card) {
+                    longest_card(&luhn, &run[i..])
+                } else {
+                    None
+                };
+                match card {
+                    Some(n) => {
+                        self.classify(text, &run[rest_start..i], &mut out);
+                        out.push(Span {
+                            kind: Kind::Card,
+                            start: run[i].start,
+                            end: run[i + n - 1].end,
+                        });
+                        i += n;
+                        rest_start = i;
+                    }
+                    None => i += 1,
+                }
+            }
+            self.classify(text, &run[rest_start..], &mut out);
+            start = run_end;
+        }
+        out
+    }
+
+    /// The kind of a run of joined digit groups that is not a card, if it is a value at all.
+    fn classify(&self, text: &str, run: &[DigitGroup], out: &mut Vec<Span>) {
+        let (Some(first), Some(last)) = (run.first(), run.last()) else {
+            return;
+        };
+        let digits: usize = run.iter().map(|g| g.digits).sum();
+        let before = &text[floor_char(text, first.start.saturating_sub(KEYWORD_REACH_BYTES))..first.start];
+        let before = before.to_lowercase();
+        let has = |words: &[&str]| words.iter().any(|w| before.contains(w));
+        let gaps = &text[first.start..last.end];
+        let prefix_plus = text[..first.start].trim_end_matches([' ', '(']).ends_with('+');
+        let kind = if (4..=8).contains(&digits)
+            && has(&["otp", "one-time", "one time", "verification code", "code", "ওটিপি", "কোড"])
+        {
+            Some(Kind::Otp)
+        } else if (4..=6).contains(&digits) && has(&["pin", "পিন", "password", "পাসওয়ার্ড"]) {
+            Some(Kind::Pin)
+        } else if digits < 7 || is_date(text, run) {
+            None
+        } else if has(&["nid", "national id", "এনআইডি", "জাতীয় পরিচয়"]) && digits >= 10 {
+            Some(Kind::Nid)
+        } else if is_bd_mobile(text, run)
+            || prefix_plus
+            || gaps.contains('(')
+            || (7..=8).contains(&digits)
+            || (run.len() >= 3 && digits <= 12)
+        {
+            Some(Kind::Phone)
+        } else {
+            Some(Kind::Account)
+        };
+        if let Some(kind) = kind.filter(|k| self.masks(*k)) {
+            out.push(Span {
+                kind,
+                start: first.start,
+                end: last.end,
+            });
+        }
+    }
+
+    /// The masked text and what was found, with char offsets counted from `offset_chars`.
+    pub fn apply(&self, text: &str, spans: &[Span], offset_chars: usize) -> Redacted {
+        let mut out = String::with_capacity(text.len());
+        let mut findings = Vec::with_capacity(spans.len());
+        let mut at = 0;
+        let mut chars = offset_chars;
+        for s in spans {
+            let plain = &text[at..s.start];
+            out.push_str(plain);
+            chars += plain.chars().count();
+            let before = out.len();
+            let value = &text[s.start..s.end];
+            match s.kind {
+                Kind::InternalName => out.push_str(&self.replacement),
+                Kind::Email => out.extend(value.chars().map(|c| {
+                    if c.is_alphanumeric() {
+                        '*'
+                    } else {
+                        c
+                    }
+                })),
+                Kind::Iban | Kind::Identifier => {
+                    mask_tail(&mut out, value, self.visible[s.kind as usize], |c| {
+                        c.is_ascii_alphanumeric()
+                    })
+                }
+                _ => mask_tail(&mut out, value, self.visible[s.kind as usize], |c| {
+                    digit_char(c).is_some()
+                }),
+            }
+            let n = out[before..].chars().count();
+            findings.push(Finding {
+                kind: s.kind,
+                start: chars,
+                end: chars + n,
+            });
+            chars += n;
+            at = s.end;
+        }
+        out.push_str(&text[at..]);
+        Redacted {
+            text: out,
+            findings,
+        }
+    }
+
+    /// A stream over this redactor.
+    pub fn stream(&self) -> Stream<'_> {
+        Stream {
+            redactor: self,
+            context: String::new(),
+            pending: String::new(),
+            emitted_chars: 0,
+        }
+    }
+}
+
+/// Replace every char that `is_value` says is part of the value with `*`, but the last
+/// `visible` of them.
+fn mask_tail(out: &mut String, value: &str, visible: usize, is_value: impl Fn(char) -> bool) {
+    let total = value.chars().filter(|c| is_value(*c)).count();
+    let hide = total.saturating_sub(visible);
+    let mut seen = 0;
+    for c in value.chars() {
+        if is_value(c) {
+            seen += 1;
+            out.push(if seen <= hide { '*' } else { c });
+        } else {
+            out.push(c);
+        }
+    }
+}
+
+/// Masks text as it arrives, holding back only what could still grow into a value.
+pub struct Stream<'a> {
+    redactor: &'a Redactor,
+    /// The last bytes already emitted, unmasked: the words before a number that give it a kind.
+    context: String,
+    pending: String,
+    emitted_chars: usize,
+}
+
+impl Stream<'_> {
+    /// Add a chunk; returns what can leave now, masked.
+    pub fn push(&mut self, chunk: &str) -> Redacted {
+        self.pending.push_str(chunk);
+        let cut = self.safe_cut();
+        self.emit(cut)
+    }
+
+    /// The end of the answer: everything left, masked.
+    pub fn finish(&mut self) -> Redacted {
+        self.emit(self.pending.len())
+    }
+
+    /// Bytes held now.
+    pub fn held(&self) -> usize {
+        self.pending.len()
+    }
+
+    fn emit(&mut self, cut: usize) -> Redacted {
+        let ready: String = self.pending.drain(..cut).collect();
+        let window = format!("{}{}", self.context, ready);
+        let from = self.context.len();
+        let spans: Vec<Span> = self
+            .redactor
+            .find(&window, from)
+            .into_iter()
+            .map(|s| Span {
+                kind: s.kind,
+                start: s.start - from,
+                end: s.end - from,
+            })
+            .collect();
+        let out = self.redactor.apply(&ready, &spans, self.emitted_chars);
+        self.emitted_chars += out.text.chars().count();
+        self.context = window[floor_char(&window, window.len().saturating_sub(CONTEXT_BYTES))..].to_string();
+        out
+    }
+
+    /// Where the text that cannot change any more ends: before an open digit run, the last
+    /// word, a possible IBAN, or the start of a possible internal name; never more than
+    /// [`MAX_HOLD_BYTES`] back.
+    fn safe_cut(&self) -> usize {
+        let p = &self.pending;
+        let floor = floor_char(p, p.len().saturating_sub(MAX_HOLD_BYTES));
+        let mut cut = p.len();
+        // The last word (e-mail, identifier, IBAN group, a word that may be a keyword or name).
+        if !p.ends_with(char::is_whitespace) {
+            cut = cut.min(p.rfind(char::is_whitespace).map_or(0, |i| i + 1));
+        }
+        // An open run of digit groups: digits, maybe followed by what could join another group.
+        let trimmed = p.trim_end_matches(|c: char| is_separator_char(c) || c == '+' || c == '(');
+        if trimmed.len() + 6 >= p.len() {
+            if let Some(start) = open_digit_run_start(trimmed) {
+                cut = cut.min(start);
+            } else if trimmed.len() < p.len() {
+                // Trailing `+` or `(`: a phone number may follow.
+                cut = cut.min(trimmed.len());
+            }
+        }
+        // An IBAN written in groups of four: "GB56 HXDO 8816 ...".
+        if let Some(start) = open_iban_start(p) {
+            cut = cut.min(start);
+        }
+        // A possible internal name of several words.
+        for (i, _) in p.char_indices().rev().take(64) {
+            if i < cut && (i == 0 || p[..i].ends_with(|c: char| !c.is_alphanumeric())) {
+                let tail = p[i..].to_lowercase();
+                if !tail.trim().is_empty()
+                    && self
+                        .redactor
+                        .names_lower
+                        .iter()
+                        .any(|n| n.starts_with(&tail) && n.len() > tail.len())
+                {
+                    cut = cut.min(i);
+                }
+            }
+        }
+        cut.max(floor)
+    }
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Where the run of digit groups that `text` ends with starts, if it ends with a digit.
+fn open_digit_run_start(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let last = text.chars().next_back()?;
+    digit_char(last)?;
+    let groups = digit_groups(text);
+    let end = groups.len();
+    let mut start = end.checked_sub(1)?;
+    if groups[start].end != bytes.len() {
+        return None;
+    }
+    while start > 0 && groups[start].joined {
+        start -= 1;
+    }
+    // Include a `+` or `(` right before the run.
+    let mut s = groups[start].start;
+    while s > 0 && matches!(bytes[s - 1], b'+' | b'(' | b' ') && text[..s].trim_end().ends_with(['+', '(']) {
+        s -= 1;
+    }
+    Some(s)
+}
+
+/// Where a possible IBAN that `text` ends with starts: two capitals, two digits, then groups of
+/// up to four capitals or digits separated by single spaces.
+fn open_iban_start(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = bytes.len();
+    let limit = i.saturating_sub(42);
+    let mut best = None;
+    while i > limit {
+        i -= 1;
+        let b = bytes[i];
+        if !(b.is_ascii_uppercase() || b.is_ascii_digit() || b == b' ') {
+            break;
+        }
+        let starts_word = i == 0 || !bytes[i - 1].is_ascii_alphanumeric();
+        if starts_word
+            && bytes.len() - i >= 2
+            && bytes[i].is_ascii_uppercase()
+            && bytes.get(i + 1).is_some_and(u8::is_ascii_uppercase)
+            && bytes.get(i + 2).is_none_or(u8::is_ascii_digit)
+            && bytes.get(i + 3).is_none_or(u8::is_ascii_digit)
+        {
+            best = Some(i);
+        }
+    }
+    best
+}
+
+fn at_word_boundaries(text: &str, start: usize, end: usize) -> bool {
+    let before = text[..start].chars().next_back();
+    let after = text[end..].chars().next();
+    !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+}
+
+fn find_emails(text: &str) -> Vec<Span> {
+    let bytes = text.as_bytes();
+    let local = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'%' | b'+' | b'-');
+    let domain = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-');
+    let mut out: Vec<Span> = Vec::new();
+    for (at, _) in text.match_indices('@') {
+        if out.last().is_some_and(|s| at < s.end) {
+            continue;
+        }
+        let mut s = at;
+        while s > 0 && at - s < 64 && local(bytes[s - 1]) {
+            s -= 1;
+        }
+        let mut e = at + 1;
+        while e < bytes.len() && e - at < 255 && domain(bytes[e]) {
+            e += 1;
+        }
+        while e > at + 1 && matches!(bytes[e - 1], b'.' | b'-') {
+            e -= 1;
+        }
+        let host = &text[at + 1..e];
+        let tld_ok = host
+            .rsplit('.')
+            .next()
+            .is_some_and(|t| t.len() >= 2 && t.bytes().all(|b| b.is_ascii_alphabetic()));
+        if s < at && host.contains('.') && tld_ok {
+            out.push(Span {
+                kind: Kind::Email,
+                start: s,
+                end: e,
+            });
+        }
+    }
+    out
+}
+
+/// IBANs: two capitals, two check digits, 11–30 more capitals or digits, in groups of four
+/// separated by single spaces or not at all.
+fn find_ibans(text: &str) -> Vec<Span> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 4 <= bytes.len() {
+        let starts_word = i == 0 || !bytes[i - 1].is_ascii_alphanumeric();
+        if !(starts_word
+            && bytes[i].is_ascii_uppercase()
+            && bytes[i + 1].is_ascii_uppercase()
+            && bytes[i + 2].is_ascii_digit()
+            && bytes[i + 3].is_ascii_digit())
+        {
+            i += 1;
+            continue;
+        }
+        let mut e = i + 4;
+        let mut alnum = 4;
+        while e < bytes.len() && alnum < 34 {
+            let b = bytes[e];
+            if b.is_ascii_uppercase() || b.is_ascii_digit() {
+                alnum += 1;
+                e += 1;
+            } else if b == b' '
+                && bytes.get(e + 1).is_some_and(|n| n.is_ascii_uppercase() || n.is_ascii_digit())
+            {
+                e += 1;
+            } else {
+                break;
+            }
+        }
+        let ends_word = e == bytes.len() || !bytes[e].is_ascii_alphanumeric();
+        if (15..=34).contains(&alnum) && ends_word {
+            out.push(Span {
+                kind: Kind::Iban,
+                start: i,
+                end: e,
+            });
+            i = e;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A Bangladeshi mobile: `01[3-9]` and eight more digits, or the same after `880` / `+880`.
+fn is_bd_mobile(text: &str, run: &[DigitGroup]) -> bool {
+    let digits: Vec<u32> = run
+        .iter()
+        .flat_map(|g| text[g.start..g.end].chars().filter_map(digit_char))
+        .collect();
+    let local = match digits.len() {
+        11 => &digits[..],
+        13 if digits[..3] == [8, 8, 0] => &digits[2..],
+        _ => return false,
+    };
+    local[0] == 0 && local[1] == 1 && (3..=9).contains(&local[2])
+}
+
+/// `12/05/2025`, `2025-05-12`, `12.05.25`: a date, not a value.
+fn is_date(text: &str, run: &[DigitGroup]) -> bool {
+    if run.len() != 3 {
+        return false;
+    }
+    let lens: Vec<usize> = run.iter().map(|g| g.digits).collect();
+    let seps_ok = run[1..].iter().zip(run).all(|(g, prev)| {
+        let gap = text[prev.end..g.start].trim();
+        matches!(gap, "/" | "-" | ".")
+    });
+    seps_ok
+        && (matches!(lens[..], [1..=2, 1..=2, 2] | [1..=2, 1..=2, 4] | [4, 1..=2, 1..=2]))
+}
+
+/// The value of an ASCII or Bengali digit.
+pub fn digit_char(c: char) -> Option<u32> {
+    match c {
+        '0'..='9' => Some(c as u32 - '0' as u32),
+        '\u{09E6}'..='\u{09EF}' => Some(c as u32 - 0x09E6),
+        _ => None,
+    }
+}
+
+/// The digit starting at byte `i`, with its length in bytes: ASCII `0`–`9`, or Bengali
+/// `০`–`৯` (U+09E6–U+09EF, UTF-8 `E0 A7 A6`–`E0 A7 AF`).
+fn digit_at(bytes: &[u8], i: usize) -> Option<(u32, usize)> {
+    match bytes[i] {
+        b @ b'0'..=b'9' => Some((u32::from(b - b'0'), 1)),
+        0xE0 if bytes.get(i + 1) == Some(&0xA7) => match bytes.get(i + 2) {
+            Some(&b @ 0xA6..=0xAF) => Some((u32::from(b - 0xA6), 3)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A maximal run of digits, and whether a separator joins it to the group before.
+#[derive(Debug, Clone, Copy)]
+struct DigitGroup {
+    start: usize,
+    end: usize,
+    digits: usize,
+    /// Index of the group's first digit among all the digits of the text.
+    first_digit: usize,
+    joined: bool,
+}
+
+fn digit_groups(text: &str) -> Vec<DigitGroup> {
+    let bytes = text.as_bytes();
+    let mut groups: Vec<DigitGroup> = Vec::new();
+    let mut last_end: Option<usize> = None;
+    let mut first_digit = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let Some((_, len)) = digit_at(bytes, i) else {
+            i += 1;
+            continue;
+        };
+        let start = i;
+        let mut digits = 1;
+        i += len;
+        while i < bytes.len() {
+            match digit_at(bytes, i) {
+                Some((_, len)) => {
+                    i += len;
+                    digits += 1;
+                }
+                None => break,
+            }
+        }
+        let joined = last_end.is_some_and(|prev| is_card_separator(&text[prev..start]));
+        groups.push(DigitGroup {
+            start,
+            end: i,
+            digits,
+            first_digit,
+            joined,
+        });
+        first_digit += digits;
+        last_end = Some(i);
+    }
+    groups
+}
+
+fn is_separator_char(c: char) -> bool {
+    matches!(
+        c,
+        ' ' | '\u{00A0}' | '\u{2009}' | '\u{202F}' | '-' | '.' | '/' | '_' | '\u{2013}' | '\u{2014}'
+            | '\u{2010}' | '\u{2011}' | '(' | ')'
+    )
+}
+
+/// One separator mark at most (two for a phone's brackets), with at most four spaces; not empty.
+fn is_card_separator(gap: &str) -> bool {
+    let mut marks = 0;
+    let mut brackets = 0;
+    let mut spaces = 0;
+    for c in gap.chars() {
+        match c {
+            ' ' | '\u{00A0}' | '\u{2009}' | '\u{202F}' => spaces += 1,
+            '(' | ')' => brackets += 1,
+            '-' | '.' | '/' | '_' | '\u{2013}' | '\u{2014}' | '\u{2010}' | '\u{2011}' => marks += 1,
+            _ => return false,
+        }
+    }
+    (marks + spaces + brackets) > 0 && marks <= 1 && brackets <= 1 && spaces <= 4
+}
+
+/// How many of the leading groups form the longest Luhn-valid 13–19 digit number, if any.
+fn longest_card(luhn: &LuhnSums, groups: &[DigitGroup]) -> Option<usize> {
+    let first = groups.first()?.first_digit;
+    // A card is at most 19 digits: at most 19 groups, each of at least one digit.
+    let mut ends = [0usize; 19];
+    let mut n = 0;
+    for g in groups.iter().take(19) {
+        let end = g.first_digit + g.digits;
+        if end - first > 19 {
+            break;
+        }
+        ends[n] = end;
+        n += 1;
+    }
+    (1..=n)
+        .rev()
+        .find(|&k| ends[k - 1] - first >= 13 && luhn.valid(first, ends[k - 1]))
+}
+
+/// The Luhn check of any run of the text's digits in constant time, from two prefix sums.
+///
+/// Luhn doubles every second digit counting from the right, so which digits a window doubles
+/// depends on the parity of its last index: `plain[i]` sums the digits as they count when the
+/// window ends on an even index, `shifted[i]` when it ends on an odd one. A window's checksum is
+/// then one subtraction. `luhn_sums_agree_with_the_luhn_crate` checks it against the `luhn`
+/// crate on every window of random digit strings.
+struct LuhnSums {
+    plain: Vec<u32>,
+    shifted: Vec<u32>,
+}
+
+impl LuhnSums {
+    fn new(text: &str, groups: &[DigitGroup]) -> Self {
+        let total = groups.iter().map(|g| g.digits).sum::<usize>();
+        let mut plain = Vec::with_capacity(total + 1);
+        let mut shifted = Vec::with_capacity(total + 1);
+        plain.push(0);
+        shifted.push(0);
+        let mut k = 0usize;
+        let bytes = text.as_bytes();
+        for g in groups {
+            let mut i = g.start;
+            while let Some((d, len)) = (i < g.end).then(|| digit_at(bytes, i)).flatten() {
+                i += len;
+                let doubled = if d >= 5 { 2 * d - 9 } else { 2 * d };
+                let (p, s) = if k % 2 == 0 { (d, doubled) } else { (doubled, d) };
+                plain.push(plain[k] + p);
+                shifted.push(shifted[k] + s);
+                k += 1;
+            }
+        }
+        LuhnSums { plain, shifted }
+    }
+
+    /// Digits `start..end` (indices among all the text's digits) pass the Luhn check.
+    fn valid(&self, start: usize, end: usize) -> bool {
+        let sums = if (end - 1) % 2 == 0 {
+            &self.plain
+        } else {
+            &self.shifted
+        };
+        (sums[end] - sums[start]) % 10 == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all() -> Redactor {
+        Redactor::new(
+            Kind::ALL.into_iter().collect(),
+            &[(Kind::Phone, 3)],
+            vec![Identifier {
+                prefix: "CUST-".into(),
+                min_len: 4,
+                max_len: 12,
+            }],
+            vec!["core_banking_api".into(), "Temenos T24".into()],
+            "[internal]",
+        )
+    }
+
+    #[test]
+    fn luhn_sums_agree_with_the_luhn_crate() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let digits: String = (0..200)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                char::from(b'0' + (x % 10) as u8)
+            })
+            .collect();
+        let groups = digit_groups(&digits);
+        let sums = LuhnSums::new(&digits, &groups);
+        for start in 0..digits.len() {
+            for end in start + 1..(start + 25).min(digits.len()) {
+                assert_eq!(
+                    sums.valid(start, end),
+                    luhn::valid(&digits[start..end]),
+                    "{}",
+                    &digits[start..end]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn kinds_table() {
+        let r = all();
+        for (text, want) in [
+            ("card 4111 1111 1111 1111 ok", "card **** **** **** 1111 ok"),
+            ("কার্ড ৪১১১ ১১১১ ১১১১ ১১১১", "কার্ড **** **** **** ১১১১"),
+            ("call 01711-223344 now", "call *****-***344 now"),
+            ("call +880 1711 223344", "call +*** **** ***344"),
+            ("নম্বর ০১৭১১২২৩৩৪৪", "নম্বর ********৩৪৪"),
+            ("your OTP is 483920.", "your OTP is ******."),
+            ("আপনার পিন ১২৩৪", "আপনার পিন ****"),
+            ("NID 1990123456789", "NID *************"),
+            ("account 2050123456789 credited", "account *********6789 credited"),
+            ("mail rahim.uddin@example.com today", "mail *****.*****@*******.*** today"),
+            ("IBAN GB56HXDO88167774656119", "IBAN ******************6119"),
+            ("customer CUST-00123 asked", "customer CUST-***** asked"),
+            ("ask CORE_BANKING_API or Temenos T24", "ask [internal] or [internal]"),
+            ("on 12/05/2025 you paid 1,250 taka", "on 12/05/2025 you paid 1,250 taka"),
+            ("in 2025 the fee is 15 taka", "in 2025 the fee is 15 taka"),
+        ] {
+            assert_eq!(r.redact(text).text, want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn findings_are_kinds_and_offsets_in_the_masked_text() {
+        let out = all().redact("পিন ১২৩৪ and 01711223344");
+        assert_eq!(out.findings.len(), 2);
+        assert_eq!(out.findings[0].kind, Kind::Pin);
+        let masked: Vec<char> = out.text.chars().collect();
+        let f = &out.findings[1];
+        assert_eq!(f.kind, Kind::Phone);
+        let s: String = masked[f.start..f.end].iter().collect();
+        assert_eq!(s, "********344");
+    }
+
+    #[test]
+    fn streams_equal_the_one_shot_output_and_hold_little() {
+        let r = all();
+        let text = "Your card 4111 1111 1111 1111 and OTP 483920 went to rahim@example.com; \
+                    call 01711-223344 or use core_banking_api. পিন ১২৩৪ দিন।";
+        let whole = r.redact(text);
+        for size in [1, 2, 3, 5, 7, 13] {
+            let mut s = r.stream();
+            let mut out = String::new();
+            let mut findings = Vec::new();
+            let chars: Vec<char> = text.chars().collect();
+            for chunk in chars.chunks(size) {
+                let piece: String = chunk.iter().collect();
+                let o = s.push(&piece);
+                out.push_str(&o.text);
+                findings.extend(o.findings);
+                assert!(s.held() <= MAX_HOLD_BYTES);
+            }
+            let o = s.finish();
+            out.push_str(&o.text);
+            findings.extend(o.findings);
+            assert_eq!(out, whole.text, "chunks of {size}");
+            assert_eq!(findings, whole.findings, "chunks of {size}");
+        }
+    }
+}
