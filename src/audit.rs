@@ -18,6 +18,23 @@ pub enum AuditSink {
     Memory(Mutex<Vec<String>>),
 }
 
+/// See [`AuditLog::hasher`].
+pub struct TextHasher(Option<Hmac<Sha256>>);
+
+impl TextHasher {
+    pub fn update(&mut self, text: &str) {
+        if let Some(m) = &mut self.0 {
+            m.update(text.as_bytes());
+        }
+    }
+
+    pub fn finish(self) -> String {
+        self.0
+            .map(|m| hex::encode(m.finalize().into_bytes()))
+            .unwrap_or_default()
+    }
+}
+
 pub struct AuditLog {
     key: Vec<u8>,
     sink: AuditSink,
@@ -56,11 +73,41 @@ impl AuditLog {
     }
 
     pub fn text_hash(&self, text: &str) -> String {
-        let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(&self.key) else {
-            return String::new();
-        };
-        mac.update(text.as_bytes());
-        hex::encode(mac.finalize().into_bytes())
+        let mut h = self.hasher();
+        h.update(text);
+        h.finish()
+    }
+
+    /// The keyed hash of a text that arrives in pieces (a streamed answer is never buffered).
+    pub fn hasher(&self) -> TextHasher {
+        TextHasher(Hmac::<Sha256>::new_from_slice(&self.key).ok())
+    }
+
+    /// One output-screen line: kinds and counts, never values; the answer as a keyed hash.
+    pub fn record_output(
+        &self,
+        product: &str,
+        text_hmac: &str,
+        v: &crate::output::OutputVerdict,
+        latency_micros: u64,
+    ) {
+        if matches!(self.sink, AuditSink::Off) {
+            return;
+        }
+        let line = serde_json::json!({
+            "ts": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            "kind": "output",
+            "request_id": v.request_id,
+            "product": product,
+            "config_rev": v.config_rev,
+            "decision": v.decision,
+            "counts": v.counts,
+            "blocked_kinds": v.blocked_kinds,
+            "latency_micros": latency_micros,
+            "text_hmac": text_hmac,
+        })
+        .to_string();
+        self.write(&line);
     }
 
     pub fn record(&self, product: &str, text: &str, v: &Verdict, latency_micros: u64) {
@@ -84,6 +131,10 @@ impl AuditLog {
             "text_hmac": self.text_hash(text),
         })
         .to_string();
+        self.write(&line);
+    }
+
+    fn write(&self, line: &str) {
         match &self.sink {
             AuditSink::Off => {}
             AuditSink::Stdout => {
@@ -96,7 +147,7 @@ impl AuditLog {
             }
             AuditSink::Memory(lines) => {
                 if let Ok(mut l) = lines.lock() {
-                    l.push(line);
+                    l.push(line.to_string());
                 }
             }
         }

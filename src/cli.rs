@@ -41,6 +41,16 @@ pub enum Command {
         concurrency: usize,
         text: Option<String>,
     },
+    /// Mask an agent's answer (FILE, or stdin) as the output screen does, streaming: the masked
+    /// text on stdout as it is read, the verdict (kinds, counts, decision) on stderr.
+    ScreenOutput {
+        #[arg(long)]
+        product: String,
+        /// Read JSON lines (`{"text": ..., "id": ...}`) and write one output verdict per line.
+        #[arg(long)]
+        jsonl: bool,
+        file: Option<PathBuf>,
+    },
     /// Validate every product, wordlist and judge prompt; report all problems at once.
     CheckConfig,
     /// Run the YAML eval suites; fail when a group drops below its recorded baseline.

@@ -214,3 +214,73 @@ async fn jsonl_line(screener: &pipeline::Screener, product: &str, line: &str) ->
         },
     }
 }
+
+/// `guard screen-output`: stream a file (or stdin) through the output screen.
+pub(crate) fn screen_output(
+    config_dir: std::path::PathBuf,
+    product: &str,
+    jsonl: bool,
+    file: Option<&std::path::Path>,
+) -> anyhow::Result<ExitCode> {
+    use std::io::Read;
+    let http = server::http_client();
+    let set = match config::load(&config_dir, &config::Overrides::from_env(), &http) {
+        Ok(s) => s,
+        Err(e) => {
+            eprint!("{e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let Some(p) = set.product(product) else {
+        eprintln!("unknown product `{product}`");
+        return Ok(ExitCode::from(2));
+    };
+    let mut input: Box<dyn Read> = match file {
+        Some(path) => Box::new(
+            std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?,
+        ),
+        None => Box::new(std::io::stdin().lock()),
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if jsonl {
+        // One answer per line, one verdict per line, in order; `id` echoed.
+        for line in std::io::BufReader::new(input).lines() {
+            let line = line.context("reading a line")?;
+            let value: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+            let text = value["text"].as_str().unwrap_or_default();
+            let mut v = serde_json::to_value(crate::output::screen(p, text))?;
+            if let Some(o) = v.as_object_mut() {
+                o.insert("id".into(), value["id"].clone());
+            }
+            writeln!(out, "{v}")?;
+        }
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut stream = crate::output::OutputStream::new(p);
+    let mut buf = vec![0u8; 8192];
+    // Bytes of a UTF-8 character cut at a read boundary wait for the next read.
+    let mut carry: Vec<u8> = Vec::new();
+    loop {
+        let n = input.read(&mut buf).context("reading the answer")?;
+        if n == 0 {
+            break;
+        }
+        carry.extend_from_slice(&buf[..n]);
+        let valid = match std::str::from_utf8(&carry) {
+            Ok(s) => s.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => anyhow::bail!("the answer is not valid UTF-8"),
+        };
+        let text = std::str::from_utf8(&carry[..valid])
+            .unwrap_or_default()
+            .to_string();
+        carry.drain(..valid);
+        out.write_all(stream.push(&text).as_bytes())?;
+    }
+    let (rest, verdict) = stream.finish(p);
+    out.write_all(rest.as_bytes())?;
+    out.flush()?;
+    eprintln!("{}", serde_json::to_string(&verdict)?);
+    Ok(ExitCode::SUCCESS)
+}

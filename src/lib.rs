@@ -12,6 +12,7 @@
 //! - [`stages`]       script → banglish → lang_id → signatures → guard → judge
 //! - [`backends`]     guard models: embedded, OpenAI-compatible chat, TEI, moderation
 //! - [`verdict`]      Stage, Outcome, Reason, Verdict: the wire JSON
+//! - [`output`]       the output screen: an answer masked on its way out, whole or streamed
 //! - [`cache`], [`metrics`], [`audit`]   verdict cache, Prometheus metrics, audit log
 //! - [`server`]       AppState, `create_app`, thin handlers, `ApiError`
 //! - [`eval`]         YAML eval suites, scored by group, with a baseline ratchet
@@ -24,6 +25,7 @@ mod commands;
 pub mod config;
 pub mod eval;
 pub mod metrics;
+pub mod output;
 pub mod pipeline;
 pub mod question;
 pub mod redact;
@@ -59,6 +61,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             concurrency.max(1),
             text,
         )),
+        Command::ScreenOutput {
+            product,
+            jsonl,
+            file,
+        } => commands::screen_output(cli.config_dir, &product, jsonl, file.as_deref()),
         Command::CheckConfig => commands::check_config(cli.config_dir),
         Command::Eval(args) => {
             drop(runtime);

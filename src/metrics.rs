@@ -81,6 +81,8 @@ pub struct Metrics {
     cache_entries: IntGaugeVec,
     failures: IntCounterVec,
     policy_hits: IntCounterVec,
+    output_findings: IntCounterVec,
+    output_decisions: IntCounterVec,
     in_flight: IntGauge,
     http_errors: IntCounterVec,
     config_info: IntGaugeVec,
@@ -206,6 +208,18 @@ impl Metrics {
                 "Product policy rules that matched, by rule and action",
                 &["product", "rule", "action"],
             )?,
+            output_findings: counter(
+                &r,
+                "guard_output_findings_total",
+                "Values masked by the output screen, by kind",
+                &["product", "kind"],
+            )?,
+            output_decisions: counter(
+                &r,
+                "guard_output_decisions_total",
+                "Output screen decisions",
+                &["product", "decision"],
+            )?,
             in_flight,
             http_errors: counter(
                 &r,
@@ -248,6 +262,14 @@ impl Metrics {
     pub fn init_product(&self, product: &str, rules: &[(&str, PolicyAction)]) {
         if !self.enabled {
             return;
+        }
+        for kind in crate::redact::Kind::ALL {
+            self.output_findings
+                .with_label_values(&[product, kind.as_str()]);
+        }
+        for decision in ["allow", "block"] {
+            self.output_decisions
+                .with_label_values(&[product, decision]);
         }
         for (rule, action) in rules {
             self.policy_hits
@@ -327,6 +349,20 @@ impl Metrics {
         }
         self.policy_hits
             .with_label_values(&[product, rule, action.as_str()])
+            .inc();
+    }
+
+    pub fn record_output(&self, product: &str, v: &crate::output::OutputVerdict) {
+        if !self.enabled {
+            return;
+        }
+        for (kind, n) in &v.counts {
+            self.output_findings
+                .with_label_values(&[product, kind.as_str()])
+                .inc_by(*n as u64);
+        }
+        self.output_decisions
+            .with_label_values(&[product, v.decision.as_str()])
             .inc();
     }
 

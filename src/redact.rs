@@ -23,7 +23,9 @@ const CONTEXT_BYTES: usize = 64;
 /// How far before a number its OTP / PIN / NID word may stand.
 const KEYWORD_REACH_BYTES: usize = 40;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     Card,
@@ -130,7 +132,13 @@ impl Redactor {
     pub fn cards() -> &'static Redactor {
         static CARDS: std::sync::OnceLock<Redactor> = std::sync::OnceLock::new();
         CARDS.get_or_init(|| {
-            Redactor::new([Kind::Card].into_iter().collect(), &[], Vec::new(), Vec::new(), "")
+            Redactor::new(
+                [Kind::Card].into_iter().collect(),
+                &[],
+                Vec::new(),
+                Vec::new(),
+                "",
+            )
         })
     }
 
@@ -292,23 +300,74 @@ impl Redactor {
             return;
         };
         let digits: usize = run.iter().map(|g| g.digits).sum();
-        let before = &text[floor_char(text, first.start.saturating_sub(KEYWORD_REACH_BYTES))..first.start];
+        let before =
+            &text[floor_char(text, first.start.saturating_sub(KEYWORD_REACH_BYTES))..first.start];
         let before = before.to_lowercase();
-        let has = |words: &[&str]| words.iter().any(|w| before.contains(w));
+        let has = |words: &[&str]| words.iter().any(|w| has_word(&before, w));
         let gaps = &text[first.start..last.end];
-        let prefix_plus = text[..first.start].trim_end_matches([' ', '(']).ends_with('+');
+        let prefix_plus = text[..first.start]
+            .trim_end_matches([' ', '('])
+            .ends_with('+');
+        let phone_words = has(&[
+            "phone",
+            "call",
+            "mobile",
+            "tel",
+            "fax",
+            "number",
+            "message",
+            "whatsapp",
+            "answering",
+            "reach me",
+            "ফোন",
+            "মোবাইল",
+            "নম্বর",
+            "নাম্বার",
+        ]);
+        let lens: Vec<usize> = run.iter().map(|g| g.digits).collect();
+        // "at 62573 103 Cass Street": a house number and a short one after it, or just "at".
+        let looks_like_address = has(&[
+            "address",
+            "addresses",
+            "located",
+            "lives at",
+            "live at",
+            "zip",
+            "postal",
+            "post code",
+            "license",
+            "licence",
+            "ঠিকানা",
+        ]) || before.trim_end().ends_with(" at")
+            || (lens.len() == 2 && lens[0] == 5 && lens[1] <= 3);
         let kind = if (4..=8).contains(&digits)
-            && has(&["otp", "one-time", "one time", "verification code", "code", "ওটিপি", "কোড"])
-        {
+            && has(&[
+                "otp",
+                "one-time",
+                "one time",
+                "verification code",
+                "security code",
+                "login code",
+                "your code",
+                "the code",
+                "ওটিপি",
+                "কোড",
+            ]) {
             Some(Kind::Otp)
-        } else if (4..=6).contains(&digits) && has(&["pin", "পিন", "password", "পাসওয়ার্ড"]) {
+        } else if (4..=6).contains(&digits) && has(&["pin", "পিন", "password", "পাসওয়ার্ড"])
+        {
             Some(Kind::Pin)
-        } else if digits < 7 || is_date(text, run) {
+        } else if digits < 7 || is_date_or_time(text, run) || is_ip_or_ssn(text, run) {
             None
-        } else if has(&["nid", "national id", "এনআইডি", "জাতীয় পরিচয়"]) && digits >= 10 {
+        } else if has(&["nid", "national id", "এনআইডি", "জাতীয় পরিচয়"]) && digits >= 10
+        {
             Some(Kind::Nid)
+        } else if !phone_words && !prefix_plus && looks_like_address {
+            // A house and street number, or a postcode: not a value this screen masks.
+            None
         } else if is_bd_mobile(text, run)
             || prefix_plus
+            || phone_words
             || gaps.contains('(')
             || (7..=8).contains(&digits)
             || (run.len() >= 3 && digits <= 12)
@@ -340,13 +399,13 @@ impl Redactor {
             let value = &text[s.start..s.end];
             match s.kind {
                 Kind::InternalName => out.push_str(&self.replacement),
-                Kind::Email => out.extend(value.chars().map(|c| {
-                    if c.is_alphanumeric() {
-                        '*'
-                    } else {
-                        c
-                    }
-                })),
+                Kind::Email => {
+                    out.extend(
+                        value
+                            .chars()
+                            .map(|c| if c.is_alphanumeric() { '*' } else { c }),
+                    )
+                }
                 Kind::Iban | Kind::Identifier => {
                     mask_tail(&mut out, value, self.visible[s.kind as usize], |c| {
                         c.is_ascii_alphanumeric()
@@ -373,9 +432,9 @@ impl Redactor {
     }
 
     /// A stream over this redactor.
-    pub fn stream(&self) -> Stream<'_> {
+    pub fn stream(self: &std::sync::Arc<Self>) -> Stream {
         Stream {
-            redactor: self,
+            redactor: self.clone(),
             context: String::new(),
             pending: String::new(),
             emitted_chars: 0,
@@ -400,15 +459,15 @@ fn mask_tail(out: &mut String, value: &str, visible: usize, is_value: impl Fn(ch
 }
 
 /// Masks text as it arrives, holding back only what could still grow into a value.
-pub struct Stream<'a> {
-    redactor: &'a Redactor,
+pub struct Stream {
+    redactor: std::sync::Arc<Redactor>,
     /// The last bytes already emitted, unmasked: the words before a number that give it a kind.
     context: String,
     pending: String,
     emitted_chars: usize,
 }
 
-impl Stream<'_> {
+impl Stream {
     /// Add a chunk; returns what can leave now, masked.
     pub fn push(&mut self, chunk: &str) -> Redacted {
         self.pending.push_str(chunk);
@@ -442,7 +501,8 @@ impl Stream<'_> {
             .collect();
         let out = self.redactor.apply(&ready, &spans, self.emitted_chars);
         self.emitted_chars += out.text.chars().count();
-        self.context = window[floor_char(&window, window.len().saturating_sub(CONTEXT_BYTES))..].to_string();
+        self.context =
+            window[floor_char(&window, window.len().saturating_sub(CONTEXT_BYTES))..].to_string();
         out
     }
 
@@ -513,7 +573,10 @@ fn open_digit_run_start(text: &str) -> Option<usize> {
     }
     // Include a `+` or `(` right before the run.
     let mut s = groups[start].start;
-    while s > 0 && matches!(bytes[s - 1], b'+' | b'(' | b' ') && text[..s].trim_end().ends_with(['+', '(']) {
+    while s > 0
+        && matches!(bytes[s - 1], b'+' | b'(' | b' ')
+        && text[..s].trim_end().ends_with(['+', '('])
+    {
         s -= 1;
     }
     Some(s)
@@ -613,7 +676,9 @@ fn find_ibans(text: &str) -> Vec<Span> {
                 alnum += 1;
                 e += 1;
             } else if b == b' '
-                && bytes.get(e + 1).is_some_and(|n| n.is_ascii_uppercase() || n.is_ascii_digit())
+                && bytes
+                    .get(e + 1)
+                    .is_some_and(|n| n.is_ascii_uppercase() || n.is_ascii_digit())
             {
                 e += 1;
             } else {
@@ -649,18 +714,49 @@ fn is_bd_mobile(text: &str, run: &[DigitGroup]) -> bool {
     local[0] == 0 && local[1] == 1 && (3..=9).contains(&local[2])
 }
 
-/// `12/05/2025`, `2025-05-12`, `12.05.25`: a date, not a value.
-fn is_date(text: &str, run: &[DigitGroup]) -> bool {
-    if run.len() != 3 {
+/// A keyword in lower-cased text, not inside a longer word on its left, nor on its right for an
+/// ASCII keyword ("pin" is not "Pines"; Bangla keeps its case endings: "পিনটি").
+fn has_word(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(i, _)| {
+        let left = text[..i].chars().next_back();
+        let right = text[i + word.len()..].chars().next();
+        !left.is_some_and(char::is_alphanumeric)
+            && (!word.is_ascii() || !right.is_some_and(|c| c.is_ascii_alphanumeric()))
+    })
+}
+
+/// `12/05/2025`, `2025-05-12`, `12.05.25`, with a time after it or not: a date, not a value.
+fn is_date_or_time(text: &str, run: &[DigitGroup]) -> bool {
+    if run.len() < 3 {
         return false;
     }
     let lens: Vec<usize> = run.iter().map(|g| g.digits).collect();
-    let seps_ok = run[1..].iter().zip(run).all(|(g, prev)| {
+    let seps_ok = run[1..3].iter().zip(run).all(|(g, prev)| {
         let gap = text[prev.end..g.start].trim();
         matches!(gap, "/" | "-" | ".")
     });
-    seps_ok
-        && (matches!(lens[..], [1..=2, 1..=2, 2] | [1..=2, 1..=2, 4] | [4, 1..=2, 1..=2]))
+    let date = matches!(
+        lens[..3],
+        [1..=2, 1..=2, 2] | [1..=2, 1..=2, 4] | [4, 1..=2, 1..=2]
+    );
+    // What follows the date may only be an hour and minutes.
+    seps_ok && date && lens[3..].iter().all(|n| *n <= 2) && run.len() <= 6
+}
+
+/// `48.90.248.226` (an IP address) or `460-89-9847` (a US social security number): not a kind
+/// this screen masks, and not a phone.
+fn is_ip_or_ssn(text: &str, run: &[DigitGroup]) -> bool {
+    let lens: Vec<usize> = run.iter().map(|g| g.digits).collect();
+    let gaps: Vec<&str> = run[1..]
+        .iter()
+        .zip(run)
+        .map(|(g, prev)| &text[prev.end..g.start])
+        .collect();
+    let ip = lens.len() == 4
+        && lens.iter().all(|n| (1..=3).contains(n))
+        && gaps.iter().all(|g| *g == ".");
+    let ssn = lens[..] == [3, 2, 4] && gaps.iter().all(|g| *g == "-");
+    ip || ssn
 }
 
 /// The value of an ASCII or Bengali digit.
@@ -736,8 +832,21 @@ fn digit_groups(text: &str) -> Vec<DigitGroup> {
 fn is_separator_char(c: char) -> bool {
     matches!(
         c,
-        ' ' | '\u{00A0}' | '\u{2009}' | '\u{202F}' | '-' | '.' | '/' | '_' | '\u{2013}' | '\u{2014}'
-            | '\u{2010}' | '\u{2011}' | '(' | ')'
+        ' ' | '\u{00A0}'
+            | '\u{2009}'
+            | '\u{202F}'
+            | '-'
+            | '.'
+            | '/'
+            | '_'
+            | '\u{2013}'
+            | '\u{2014}'
+            | '\u{2010}'
+            | '\u{2011}'
+            | '('
+            | ')'
+            | '\u{200C}'
+            | '\u{200D}'
     )
 }
 
@@ -748,7 +857,7 @@ fn is_card_separator(gap: &str) -> bool {
     let mut spaces = 0;
     for c in gap.chars() {
         match c {
-            ' ' | '\u{00A0}' | '\u{2009}' | '\u{202F}' => spaces += 1,
+            ' ' | '\u{00A0}' | '\u{2009}' | '\u{202F}' | '\u{200C}' | '\u{200D}' => spaces += 1,
             '(' | ')' => brackets += 1,
             '-' | '.' | '/' | '_' | '\u{2013}' | '\u{2014}' | '\u{2010}' | '\u{2011}' => marks += 1,
             _ => return false,
@@ -802,7 +911,11 @@ impl LuhnSums {
             while let Some((d, len)) = (i < g.end).then(|| digit_at(bytes, i)).flatten() {
                 i += len;
                 let doubled = if d >= 5 { 2 * d - 9 } else { 2 * d };
-                let (p, s) = if k % 2 == 0 { (d, doubled) } else { (doubled, d) };
+                let (p, s) = if k % 2 == 0 {
+                    (d, doubled)
+                } else {
+                    (doubled, d)
+                };
                 plain.push(plain[k] + p);
                 shifted.push(shifted[k] + s);
                 k += 1;
@@ -877,12 +990,24 @@ mod tests {
             ("your OTP is 483920.", "your OTP is ******."),
             ("আপনার পিন ১২৩৪", "আপনার পিন ****"),
             ("NID 1990123456789", "NID *************"),
-            ("account 2050123456789 credited", "account *********6789 credited"),
-            ("mail rahim.uddin@example.com today", "mail *****.*****@*******.*** today"),
+            (
+                "account 2050123456789 credited",
+                "account *********6789 credited",
+            ),
+            (
+                "mail rahim.uddin@example.com today",
+                "mail *****.*****@*******.*** today",
+            ),
             ("IBAN GB56HXDO88167774656119", "IBAN ******************6119"),
             ("customer CUST-00123 asked", "customer CUST-***** asked"),
-            ("ask CORE_BANKING_API or Temenos T24", "ask [internal] or [internal]"),
-            ("on 12/05/2025 you paid 1,250 taka", "on 12/05/2025 you paid 1,250 taka"),
+            (
+                "ask CORE_BANKING_API or Temenos T24",
+                "ask [internal] or [internal]",
+            ),
+            (
+                "on 12/05/2025 you paid 1,250 taka",
+                "on 12/05/2025 you paid 1,250 taka",
+            ),
             ("in 2025 the fee is 15 taka", "in 2025 the fee is 15 taka"),
         ] {
             assert_eq!(r.redact(text).text, want, "{text:?}");
@@ -903,7 +1028,7 @@ mod tests {
 
     #[test]
     fn streams_equal_the_one_shot_output_and_hold_little() {
-        let r = all();
+        let r = std::sync::Arc::new(all());
         let text = "Your card 4111 1111 1111 1111 and OTP 483920 went to rahim@example.com; \
                     call 01711-223344 or use core_banking_api. পিন ১২৩৪ দিন।";
         let whole = r.redact(text);

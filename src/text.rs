@@ -82,6 +82,20 @@ pub fn is_invisible(c: char) -> bool {
     !c.is_ascii() && CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
 }
 
+/// The output screen's normal form of an answer (or a chunk of one: it works char by char, so a
+/// stream normalises exactly as the whole text): invisible characters removed, except the
+/// joiners Bangla and emoji need (ZWJ, ZWNJ) and the emoji presentation selector. Nothing
+/// hidden leaves, and a value cannot be split by one to dodge the masking (the joiners that stay
+/// count as separators inside a number).
+pub fn normalise_output(text: &str) -> std::borrow::Cow<'_, str> {
+    let keep = |c: char| !is_invisible(c) || matches!(c, '\u{200C}' | '\u{200D}' | '\u{FE0F}');
+    if text.chars().all(keep) {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        std::borrow::Cow::Owned(text.chars().filter(|c| keep(*c)).collect())
+    }
+}
+
 /// True when at least one character renders as something (not white space, not invisible).
 pub fn has_visible(text: &str) -> bool {
     text.chars().any(|c| !c.is_whitespace() && !is_invisible(c))

@@ -9,6 +9,7 @@ pub mod raw;
 
 use crate::backends::embedded::{EmbeddedBackend, EmbeddedModel, BUILTIN_MODEL};
 use crate::backends::{BackendKind, GuardBackend, RemoteTarget};
+use crate::redact::{Kind, Redactor};
 use crate::stages::banglish::Lexicon;
 use crate::stages::guard::Thresholds;
 use crate::stages::judge::JudgeClient;
@@ -16,7 +17,7 @@ use crate::stages::policy::{Policy, RawPolicy};
 use crate::stages::signatures::Signatures;
 use crate::verdict::Reply;
 use raw::RawProduct;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -112,6 +113,8 @@ pub struct Product {
     pub replies: Replies,
     /// The product's own rules (`policies/<product>.toml`).
     pub policy: Arc<Policy>,
+    /// What the output screen masks and blocks (`[output]`).
+    pub output: Arc<OutputPolicy>,
     pub lexicon: Arc<Lexicon>,
     pub signatures: Arc<Signatures>,
     pub guard: Arc<dyn GuardBackend>,
@@ -204,6 +207,95 @@ impl raw::RawReplies {
                 .iter()
                 .filter_map(|r| r.reply.clone().map(|reply| (r.id.clone(), reply)))
                 .collect(),
+        }
+    }
+}
+
+/// The output screen's settings of one product.
+#[derive(Debug)]
+pub struct OutputPolicy {
+    pub redactor: Arc<Redactor>,
+    /// Kinds that must never go out: an answer holding one is blocked.
+    pub block: BTreeSet<Kind>,
+}
+
+impl raw::RawOutput {
+    fn build(&self, l: &mut Loader<'_>, file: &str) -> OutputPolicy {
+        let mut kind = |key: &str, s: &str| match Kind::parse(s) {
+            Some(k) => Some(k),
+            None => {
+                l.problem(
+                    file,
+                    key,
+                    format!("unknown kind `{s}`"),
+                    "card, account, phone, nid, otp, pin, email, iban, identifier, internal_name",
+                );
+                None
+            }
+        };
+        let kinds: BTreeSet<Kind> = self
+            .kinds
+            .iter()
+            .filter_map(|s| kind("output.kinds", s))
+            .collect();
+        let block: BTreeSet<Kind> = self
+            .block
+            .iter()
+            .filter_map(|s| kind("output.block", s))
+            .collect();
+        let visible: Vec<(Kind, usize)> = self
+            .visible
+            .iter()
+            .filter_map(|(s, n)| kind("output.visible", s).map(|k| (k, *n)))
+            .collect();
+        for id in &self.identifiers {
+            if id.prefix.trim().len() < 2
+                || id.min_len == 0
+                || id.min_len > id.max_len
+                || id.max_len > 64
+            {
+                l.problem(
+                    file,
+                    "output.identifiers",
+                    format!("identifier `{}`: need a prefix of 2+ characters and 1 <= min_len <= max_len <= 64", id.prefix),
+                    "e.g. { prefix = \"CUST-\", min_len = 6, max_len = 10 }",
+                );
+            }
+        }
+        if let Some(k) = block.iter().find(|k| !kinds.contains(k)) {
+            l.problem(
+                file,
+                "output.block",
+                format!(
+                    "`{}` blocks but is not in output.kinds, so it is never found",
+                    k.as_str()
+                ),
+                "add it to output.kinds",
+            );
+        }
+        let identifiers = self
+            .identifiers
+            .iter()
+            .map(|i| crate::redact::Identifier {
+                prefix: i.prefix.clone(),
+                min_len: i.min_len,
+                max_len: i.max_len,
+            })
+            .collect();
+        let names = if kinds.contains(&Kind::InternalName) {
+            self.internal_names.clone()
+        } else {
+            Vec::new()
+        };
+        OutputPolicy {
+            redactor: Arc::new(Redactor::new(
+                kinds,
+                &visible,
+                identifiers,
+                names,
+                &self.replacement,
+            )),
+            block,
         }
     }
 }
@@ -596,6 +688,7 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
     let judge = raw.judge.build(l, &file, name, overrides);
     let cache = raw.cache.build(l, &file);
     let policy = l.policy(&file, &raw.policy.rules);
+    let output = Arc::new(raw.output.build(l, &file));
 
     // The revision covers exactly what this product loaded, in a fixed order.
     let mut rev = RevHasher::default();
@@ -654,6 +747,7 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
             &policy,
         ),
         policy,
+        output,
         lexicon: lexicon?,
         signatures: signatures?,
         guard: guard.backend,

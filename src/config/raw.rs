@@ -27,12 +27,13 @@ impl RawProduct {
             }
         };
         let mut problems = Vec::new();
-        const KNOWN: [&str; 10] = [
+        const KNOWN: [&str; 11] = [
             "description",
             "languages",
             "reply",
             "replies",
             "policy",
+            "output",
             "language",
             "signatures",
             "guard",
@@ -62,6 +63,7 @@ impl RawProduct {
         let reply = section("reply", true);
         let replies = section("replies", false);
         let policy = section("policy", false);
+        let output = section("output", false);
         let language = section("language", false);
         let signatures = section("signatures", false);
         let guard = section("guard", false);
@@ -74,6 +76,7 @@ impl RawProduct {
             reply: typed(&mut problems, "reply", reply),
             replies: typed(&mut problems, "replies", replies),
             policy: typed(&mut problems, "policy", policy),
+            output: typed(&mut problems, "output", output),
             language: typed(&mut problems, "language", language),
             signatures: typed(&mut problems, "signatures", signatures),
             guard: typed(&mut problems, "guard", guard),
@@ -116,6 +119,7 @@ pub struct RawProduct {
     /// The replies of the other reasons (the `reply` above is the language reply).
     pub replies: RawReplies,
     pub policy: RawPolicyRef,
+    pub output: RawOutput,
     #[serde(default)]
     pub language: RawLanguage,
     #[serde(default)]
@@ -139,6 +143,64 @@ pub struct RawReplies {
     pub policy: Option<RawReply>,
     /// `guard_unavailable`, `judge_unavailable`, `check_failed`: "please try again".
     pub unavailable: Option<RawReply>,
+}
+
+/// `[output]`: what the output screen masks in the agent's answers.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOutput {
+    /// Kinds to mask: card, account, phone, nid, otp, pin, email, iban, identifier,
+    /// internal_name (default: all).
+    #[serde(default = "all_kinds")]
+    pub kinds: Vec<String>,
+    /// Per kind, how many trailing digits (or characters) stay visible (default: 4 for card,
+    /// account and iban, 0 for the rest).
+    #[serde(default)]
+    pub visible: std::collections::BTreeMap<String, usize>,
+    /// Kinds that must never go out: an answer holding one is blocked (e.g. a full PIN or OTP).
+    #[serde(default)]
+    pub block: Vec<String>,
+    /// The product's own identifiers (customer ids): a prefix and an id length range.
+    #[serde(default)]
+    pub identifiers: Vec<RawIdentifier>,
+    /// Names the customer must not see (tools, models, vendors, internal systems), replaced
+    /// case-insensitively by `replacement`.
+    #[serde(default)]
+    pub internal_names: Vec<String>,
+    #[serde(default = "default_replacement")]
+    pub replacement: String,
+}
+
+impl Default for RawOutput {
+    fn default() -> Self {
+        RawOutput {
+            kinds: all_kinds(),
+            visible: Default::default(),
+            block: Vec::new(),
+            identifiers: Vec::new(),
+            internal_names: Vec::new(),
+            replacement: default_replacement(),
+        }
+    }
+}
+
+fn all_kinds() -> Vec<String> {
+    crate::redact::Kind::ALL
+        .iter()
+        .map(|k| k.as_str().to_string())
+        .collect()
+}
+
+fn default_replacement() -> String {
+    "[internal]".into()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawIdentifier {
+    pub prefix: String,
+    pub min_len: usize,
+    pub max_len: usize,
 }
 
 /// `[policy]`: where the product's rules are.

@@ -113,7 +113,7 @@ pub fn validate(r: ScreenRequest) -> Result<(String, String, Option<String>), Ap
     Ok((product, text, request_id))
 }
 
-fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+pub(super) fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     let ok = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -129,7 +129,10 @@ fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     }
 }
 
-async fn read_limited(mut payload: web::Payload, limit: usize) -> Result<web::BytesMut, ApiError> {
+pub(super) async fn read_limited(
+    mut payload: web::Payload,
+    limit: usize,
+) -> Result<web::BytesMut, ApiError> {
     let mut body = web::BytesMut::new();
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|e| match e {
@@ -205,7 +208,9 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 /// Unknown routes are 404; known routes with the wrong method are 405.
 pub async fn fallback(req: HttpRequest) -> Result<HttpResponse, ApiError> {
     let allowed = match req.path() {
-        "/v1/screen" | "/admin/reload" => Some("POST"),
+        "/v1/screen" | "/v1/screen-output" | "/v1/screen-output/stream" | "/admin/reload" => {
+            Some("POST")
+        }
         "/metrics" | "/healthz" | "/readyz" => Some("GET"),
         _ => None,
     };

@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod handlers;
+pub mod output;
 
 use crate::audit::AuditLog;
 use crate::config::{self, ConfigError, Overrides};
@@ -105,6 +106,11 @@ pub fn create_app(
     App::new()
         .app_data(state)
         .route("/v1/screen", web::post().to(handlers::screen))
+        .route("/v1/screen-output", web::post().to(output::screen_output))
+        .route(
+            "/v1/screen-output/stream",
+            web::post().to(output::screen_output_stream),
+        )
         .route("/metrics", web::get().to(handlers::metrics))
         .route("/healthz", web::get().to(handlers::healthz))
         .route("/readyz", web::get().to(handlers::readyz))

@@ -1,0 +1,226 @@
+//! `POST /v1/screen-output` (a whole answer) and `POST /v1/screen-output/stream` (an answer as
+//! it is generated): thin handlers over [`crate::output`].
+//!
+//! The stream speaks newline-delimited JSON both ways, because that is what agent frameworks
+//! already hold: each token delta is a string they can wrap as `{"delta": "..."}` without caring
+//! where a UTF-8 character or a number is cut, and the answer's verdict can follow the text as
+//! one more line. Request lines: `{"delta": "..."}`; the product and `request_id` are query
+//! parameters, so an unknown product is refused before any text is read. Response lines:
+//! `{"delta": "masked text"}` as soon as it cannot change, then
+//! `{"done": true, "decision": ..., "findings": ..., "counts": ..., "blocked_kinds": ...}`.
+//! A malformed line ends the stream with `{"error": {...}}` after what was already masked.
+
+use super::error::ApiError;
+use super::handlers::{read_limited, require_json, validate, ScreenRequest};
+use super::AppState;
+use crate::output::{self, OutputStream};
+use actix_web::{web, HttpRequest, HttpResponse};
+use futures_util::StreamExt;
+use serde::Deserialize;
+use std::time::Instant;
+
+/// A stream request line longer than this is refused.
+const MAX_LINE_BYTES: usize = 64 * 1024;
+
+pub async fn screen_output(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    require_json(req.headers())?;
+    let body = read_limited(payload, state.max_body_bytes).await?;
+    if body.trim_ascii_start().first() != Some(&b'{') {
+        return Err(ApiError::new(
+            400,
+            "malformed_json",
+            "the body must be a JSON object",
+        ));
+    }
+    let request: ScreenRequest = serde_json::from_slice(&body).map_err(ApiError::malformed_json)?;
+    let (product, text, request_id) = validate(request)?;
+    let started = Instant::now();
+    let screener = state.screener.load_full();
+    let p = screener
+        .config
+        .product(&product)
+        .ok_or_else(|| ApiError::unknown_product(&product))?;
+    let mut v = output::screen(p, &text);
+    v.request_id = request_id;
+    state.metrics.record_output(&p.name, &v);
+    let elapsed = started.elapsed().as_micros() as u64;
+    state
+        .audit
+        .record_output(&p.name, &state.audit.text_hash(&text), &v, elapsed);
+    Ok(HttpResponse::Ok().json(v))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct StreamQuery {
+    product: Option<String>,
+    request_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct DeltaLine {
+    delta: serde_json::Value,
+}
+
+/// Where the stream stands between polls.
+struct Pump {
+    payload: web::Payload,
+    line: Vec<u8>,
+    out: Option<OutputStream>,
+    hasher: crate::audit::TextHasher,
+    product: std::sync::Arc<crate::config::Product>,
+    request_id: Option<String>,
+    state: web::Data<AppState>,
+    started: Instant,
+    ended: bool,
+}
+
+pub async fn screen_output_stream(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let query = web::Query::<StreamQuery>::from_query(req.query_string())
+        .map_err(|e| ApiError::new(400, "bad_query", format!("could not read the query: {e}")))?
+        .into_inner();
+    let name = query
+        .product
+        .filter(|p| !p.trim().is_empty())
+        .ok_or_else(|| {
+            ApiError::unprocessable("missing_product", "`product` (query) is required")
+        })?;
+    let screener = state.screener.load_full();
+    let product = screener
+        .config
+        .product(&name)
+        .cloned()
+        .ok_or_else(|| ApiError::unknown_product(&name))?;
+    let pump = Pump {
+        payload,
+        line: Vec::new(),
+        out: Some(OutputStream::new(&product)),
+        hasher: state.audit.hasher(),
+        product,
+        request_id: query.request_id.map(|r| r.chars().take(128).collect()),
+        state: state.clone(),
+        started: Instant::now(),
+        ended: false,
+    };
+    let body = futures_util::stream::unfold(pump, |mut pump| async move {
+        if pump.ended {
+            return None;
+        }
+        let bytes = pump.next_lines().await;
+        Some((Ok::<_, actix_web::Error>(web::Bytes::from(bytes)), pump))
+    });
+    Ok(HttpResponse::Ok()
+        .content_type("application/x-ndjson")
+        .streaming(body))
+}
+
+impl Pump {
+    /// Read until at least one line of output is ready (or the request ends); returns the
+    /// NDJSON lines to send.
+    async fn next_lines(&mut self) -> Vec<u8> {
+        loop {
+            if let Some(nl) = self.line.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.line.drain(..=nl).collect();
+                match self.take_line(&line) {
+                    Ok(Some(masked)) => return masked,
+                    Ok(None) => continue,
+                    Err(e) => return self.end(Some(e)),
+                }
+            }
+            if self.line.len() > MAX_LINE_BYTES {
+                return self.end(Some(ApiError::payload_too_large(MAX_LINE_BYTES)));
+            }
+            match self.payload.next().await {
+                Some(Ok(chunk)) => self.line.extend_from_slice(&chunk),
+                Some(Err(e)) => {
+                    let e = ApiError::new(400, "bad_body", format!("could not read the body: {e}"));
+                    return self.end(Some(e));
+                }
+                None => {
+                    // The last line may lack its newline.
+                    let rest = std::mem::take(&mut self.line);
+                    if !rest.iter().all(u8::is_ascii_whitespace) {
+                        match self.take_line(&rest) {
+                            Ok(Some(mut masked)) => {
+                                masked.extend(self.end(None));
+                                return masked;
+                            }
+                            Ok(None) => {}
+                            Err(e) => return self.end(Some(e)),
+                        }
+                    }
+                    return self.end(None);
+                }
+            }
+        }
+    }
+
+    /// One request line: its masked text as a response line, if any is ready.
+    fn take_line(&mut self, line: &[u8]) -> Result<Option<Vec<u8>>, ApiError> {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        let parsed: DeltaLine = serde_json::from_slice(line).map_err(ApiError::malformed_json)?;
+        let serde_json::Value::String(delta) = parsed.delta else {
+            return Err(ApiError::unprocessable(
+                "invalid_text",
+                "`delta` must be a string",
+            ));
+        };
+        self.hasher.update(&delta);
+        let Some(out) = &mut self.out else {
+            return Ok(None);
+        };
+        let masked = out.push(&delta);
+        Ok((!masked.is_empty()).then(|| delta_line(&masked)))
+    }
+
+    /// The rest of the masked text, then the verdict (or the error) line.
+    fn end(&mut self, error: Option<ApiError>) -> Vec<u8> {
+        self.ended = true;
+        let Some(out) = self.out.take() else {
+            return Vec::new();
+        };
+        let (rest, mut v) = out.finish(&self.product);
+        let mut bytes = if rest.is_empty() {
+            Vec::new()
+        } else {
+            delta_line(&rest)
+        };
+        v.request_id = self.request_id.clone();
+        let last = match error {
+            Some(e) => serde_json::json!({"error": {"code": e.code, "message": e.message}}),
+            None => {
+                let mut value = serde_json::to_value(&v).unwrap_or_default();
+                if let Some(o) = value.as_object_mut() {
+                    o.insert("done".into(), true.into());
+                }
+                value
+            }
+        };
+        bytes.extend_from_slice(last.to_string().as_bytes());
+        bytes.push(b'\n');
+        self.state.metrics.record_output(&self.product.name, &v);
+        let hash = std::mem::replace(&mut self.hasher, self.state.audit.hasher()).finish();
+        let elapsed = self.started.elapsed().as_micros() as u64;
+        self.state
+            .audit
+            .record_output(&self.product.name, &hash, &v, elapsed);
+        bytes
+    }
+}
+
+fn delta_line(text: &str) -> Vec<u8> {
+    let mut bytes = serde_json::json!({ "delta": text })
+        .to_string()
+        .into_bytes();
+    bytes.push(b'\n');
+    bytes
+}
