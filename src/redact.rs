@@ -22,6 +22,51 @@ pub const MAX_HOLD_BYTES: usize = 256;
 const CONTEXT_BYTES: usize = 64;
 /// How far before a number its OTP / PIN / NID word may stand.
 const KEYWORD_REACH_BYTES: usize = 40;
+/// The words before a number that give it a kind (whole words; Bangla may take case endings).
+const OTP_WORDS: &[&str] = &[
+    "otp",
+    "one-time",
+    "one time",
+    "verification code",
+    "security code",
+    "login code",
+    "your code",
+    "the code",
+    "ওটিপি",
+    "কোড",
+];
+const PIN_WORDS: &[&str] = &["pin", "পিন", "password", "পাসওয়ার্ড"];
+const NID_WORDS: &[&str] = &["nid", "national id", "এনআইডি", "জাতীয় পরিচয়"];
+const PHONE_WORDS: &[&str] = &[
+    "phone",
+    "call",
+    "mobile",
+    "tel",
+    "fax",
+    "number",
+    "message",
+    "whatsapp",
+    "answering",
+    "reach me",
+    "ফোন",
+    "মোবাইল",
+    "নম্বর",
+    "নাম্বার",
+];
+/// Words before a house number, a postcode or a licence: not a value this screen masks.
+const ADDRESS_WORDS: &[&str] = &[
+    "address",
+    "addresses",
+    "located",
+    "lives at",
+    "live at",
+    "zip",
+    "postal",
+    "post code",
+    "license",
+    "licence",
+    "ঠিকানা",
+];
 
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
@@ -300,78 +345,37 @@ impl Redactor {
             return;
         };
         let digits: usize = run.iter().map(|g| g.digits).sum();
-        let before =
-            &text[floor_char(text, first.start.saturating_sub(KEYWORD_REACH_BYTES))..first.start];
-        let before = before.to_lowercase();
+        // Amounts, years, times: too short to be any value (the common case, decided first).
+        if digits < 4 {
+            return;
+        }
+        let from = floor_char(text, first.start.saturating_sub(KEYWORD_REACH_BYTES));
+        let before = text[from..first.start].to_lowercase();
         let has = |words: &[&str]| words.iter().any(|w| has_word(&before, w));
-        let gaps = &text[first.start..last.end];
         let prefix_plus = text[..first.start]
             .trim_end_matches([' ', '('])
             .ends_with('+');
-        let phone_words = has(&[
-            "phone",
-            "call",
-            "mobile",
-            "tel",
-            "fax",
-            "number",
-            "message",
-            "whatsapp",
-            "answering",
-            "reach me",
-            "ফোন",
-            "মোবাইল",
-            "নম্বর",
-            "নাম্বার",
-        ]);
-        let lens: Vec<usize> = run.iter().map(|g| g.digits).collect();
-        // "at 62573 103 Cass Street": a house number and a short one after it, or just "at".
-        let looks_like_address = has(&[
-            "address",
-            "addresses",
-            "located",
-            "lives at",
-            "live at",
-            "zip",
-            "postal",
-            "post code",
-            "license",
-            "licence",
-            "ঠিকানা",
-        ]) || before.trim_end().ends_with(" at")
-            || (lens.len() == 2 && lens[0] == 5 && lens[1] <= 3);
-        let kind = if (4..=8).contains(&digits)
-            && has(&[
-                "otp",
-                "one-time",
-                "one time",
-                "verification code",
-                "security code",
-                "login code",
-                "your code",
-                "the code",
-                "ওটিপি",
-                "কোড",
-            ]) {
+        let kind = if digits <= 8 && has(OTP_WORDS) {
             Some(Kind::Otp)
-        } else if (4..=6).contains(&digits) && has(&["pin", "পিন", "password", "পাসওয়ার্ড"])
-        {
+        } else if digits <= 6 && has(PIN_WORDS) {
             Some(Kind::Pin)
         } else if digits < 7 || is_date_or_time(text, run) || is_ip_or_ssn(text, run) {
             None
-        } else if has(&["nid", "national id", "এনআইডি", "জাতীয় পরিচয়"]) && digits >= 10
-        {
+        } else if digits >= 10 && has(NID_WORDS) {
             Some(Kind::Nid)
-        } else if !phone_words && !prefix_plus && looks_like_address {
-            // A house and street number, or a postcode: not a value this screen masks.
-            None
         } else if is_bd_mobile(text, run)
             || prefix_plus
-            || phone_words
-            || gaps.contains('(')
-            || (7..=8).contains(&digits)
-            || (run.len() >= 3 && digits <= 12)
+            || text[first.start..last.end].contains('(')
+            || has(PHONE_WORDS)
         {
+            Some(Kind::Phone)
+        } else if has(ADDRESS_WORDS)
+            || before.trim_end().ends_with(" at")
+            || (run.len() == 2 && run[0].digits == 5 && run[1].digits <= 3)
+        {
+            // A house and street number ("at 62573 103 Cass Street") or a postcode.
+            None
+        } else if digits <= 8 || (run.len() >= 3 && digits <= 12) {
             Some(Kind::Phone)
         } else {
             Some(Kind::Account)
@@ -544,6 +548,30 @@ impl Stream {
                 {
                     cut = cut.min(i);
                 }
+            }
+        }
+        // A cut falls only between words, and never inside a run of digit groups ("০০০. 00000"
+        // held because its last word "00000O" is held must not leave its first group behind).
+        let groups = digit_groups(p);
+        loop {
+            let before = cut;
+            if cut < p.len() && cut > 0 && !p[..cut].ends_with(char::is_whitespace) {
+                cut = p[..cut].rfind(char::is_whitespace).map_or(0, |i| i + 1);
+            }
+            let mut i = 0;
+            while i < groups.len() {
+                let mut j = i + 1;
+                while j < groups.len() && groups[j].joined {
+                    j += 1;
+                }
+                let (start, end) = (groups[i].start, groups[j - 1].end);
+                if start < cut && end > cut {
+                    cut = start;
+                }
+                i = j;
+            }
+            if cut == before {
+                break;
             }
         }
         cut.max(floor)

@@ -11,5 +11,6 @@ mod evals;
 mod fail_closed;
 mod judge;
 mod ops;
+mod output;
 mod policy;
 mod props;
