@@ -91,7 +91,15 @@ pub(crate) async fn serve(
     );
     spawn_sighup_reload(state.clone());
     let app_state = state.clone();
-    let mut server = actix_web::HttpServer::new(move || server::create_app(app_state.clone()));
+    // Slow and idle clients are cut off on purpose: the request head must arrive within 5 s
+    // (then 408), idle keep-alive connections close after 30 s, and on SIGTERM in-flight requests
+    // get 10 s to finish before the process exits 0. Each body has its own deadline
+    // (GUARD_BODY_TIMEOUT_MS, see AppState).
+    let mut server = actix_web::HttpServer::new(move || server::create_app(app_state.clone()))
+        .client_request_timeout(std::time::Duration::from_secs(5))
+        .client_disconnect_timeout(std::time::Duration::from_secs(1))
+        .keep_alive(std::time::Duration::from_secs(30))
+        .shutdown_timeout(10);
     if let Some(w) = workers {
         server = server.workers(w.max(1));
     }
@@ -113,7 +121,13 @@ fn spawn_sighup_reload(state: actix_web::web::Data<server::AppState>) {
             return;
         };
         while hup.recv().await.is_some() {
-            match state.reload() {
+            let building = state.clone();
+            let result = tokio::task::spawn_blocking(move || building.reload()).await;
+            let Ok(result) = result else {
+                eprintln!("reload failed to run; the old configuration keeps serving");
+                continue;
+            };
+            match result {
                 Ok(products) => eprintln!("reloaded configuration: {products:?}"),
                 Err(e) => eprint!("reload refused, the old configuration keeps serving: {e}"),
             }

@@ -25,15 +25,30 @@ pub enum ModelOutcome {
     Timeout,
     Error,
     Unparsable,
+    /// The breaker was open: not called.
+    CircuitOpen,
+    /// The backend's concurrency cap was full: not called.
+    Shed,
 }
 
 impl ModelOutcome {
+    pub const ALL: [ModelOutcome; 6] = [
+        ModelOutcome::Ok,
+        ModelOutcome::Timeout,
+        ModelOutcome::Error,
+        ModelOutcome::Unparsable,
+        ModelOutcome::CircuitOpen,
+        ModelOutcome::Shed,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ModelOutcome::Ok => "ok",
             ModelOutcome::Timeout => "timeout",
             ModelOutcome::Error => "error",
             ModelOutcome::Unparsable => "unparsable",
+            ModelOutcome::CircuitOpen => "circuit_open",
+            ModelOutcome::Shed => "shed",
         }
     }
 }
@@ -81,6 +96,7 @@ pub struct Metrics {
     cache_entries: IntGaugeVec,
     failures: IntCounterVec,
     policy_hits: IntCounterVec,
+    breaker_state: IntGaugeVec,
     output_findings: IntCounterVec,
     output_decisions: IntCounterVec,
     in_flight: IntGauge,
@@ -208,6 +224,17 @@ impl Metrics {
                 "Product policy rules that matched, by rule and action",
                 &["product", "rule", "action"],
             )?,
+            breaker_state: {
+                let g = IntGaugeVec::new(
+                    Opts::new(
+                        "guard_breaker_state",
+                        "Circuit breaker of each remote backend: 0 closed, 1 open, 2 half-open",
+                    ),
+                    &["product", "role"],
+                )?;
+                r.register(Box::new(g.clone()))?;
+                g
+            },
             output_findings: counter(
                 &r,
                 "guard_output_findings_total",
@@ -244,8 +271,9 @@ impl Metrics {
             }
             let backends = crate::backends::BackendKind::ALL.map(|k| k.as_str());
             for backend in backends.iter().chain(std::iter::once(&"judge")) {
-                for outcome in ["ok", "timeout", "error", "unparsable"] {
-                    m.model_calls.with_label_values(&[backend, outcome]);
+                for outcome in ModelOutcome::ALL {
+                    m.model_calls
+                        .with_label_values(&[backend, outcome.as_str()]);
                 }
             }
             for result in ["ok", "error"] {
@@ -364,6 +392,24 @@ impl Metrics {
         self.output_decisions
             .with_label_values(&[product, v.decision.as_str()])
             .inc();
+    }
+
+    /// `role`: `guard` or `judge`.
+    pub fn set_breaker(
+        &self,
+        product: &str,
+        role: &str,
+        state: crate::backends::breaker::BreakerState,
+    ) {
+        use crate::backends::breaker::BreakerState as S;
+        let v = match state {
+            S::Closed => 0,
+            S::Open => 1,
+            S::HalfOpen => 2,
+        };
+        self.breaker_state
+            .with_label_values(&[product, role])
+            .set(v);
     }
 
     pub fn record_cache(&self, product: &str, hit: bool) {

@@ -4,6 +4,7 @@
 //!
 //! One `reqwest::Client` is shared by every remote backend (built in `server::AppState`).
 
+pub mod breaker;
 pub mod embedded;
 pub mod model_file;
 pub mod moderation;
@@ -128,6 +129,12 @@ pub enum BackendError {
     Status(u16),
     #[error("unparsable answer: {0}")]
     Unparsable(String),
+    /// The backend's circuit breaker is open: failed at once, not called.
+    #[error("circuit open")]
+    CircuitOpen,
+    /// Every slot of the backend's concurrency cap was taken: shed at once, not queued.
+    #[error("shed")]
+    Shed,
 }
 
 impl BackendError {
@@ -138,6 +145,8 @@ impl BackendError {
             BackendError::Timeout => ModelOutcome::Timeout,
             BackendError::Connect(_) | BackendError::Status(_) => ModelOutcome::Error,
             BackendError::Unparsable(_) => ModelOutcome::Unparsable,
+            BackendError::CircuitOpen => ModelOutcome::CircuitOpen,
+            BackendError::Shed => ModelOutcome::Shed,
         }
     }
 

@@ -7,6 +7,7 @@
 mod memo;
 pub mod raw;
 
+use crate::backends::breaker::{Breaker, BreakerSettings};
 use crate::backends::embedded::{EmbeddedBackend, EmbeddedModel, BUILTIN_MODEL};
 use crate::backends::{BackendKind, GuardBackend, RemoteTarget};
 use crate::redact::{Kind, Redactor};
@@ -115,6 +116,10 @@ pub struct Product {
     pub policy: Arc<Policy>,
     /// What the output screen masks and blocks (`[output]`).
     pub output: Arc<OutputPolicy>,
+    /// The remote guard's breaker and concurrency cap (none for the embedded model).
+    pub guard_breaker: Option<Arc<Breaker>>,
+    /// The judge's breaker and concurrency cap.
+    pub judge_breaker: Option<Arc<Breaker>>,
     pub lexicon: Arc<Lexicon>,
     pub signatures: Arc<Signatures>,
     pub guard: Arc<dyn GuardBackend>,
@@ -327,6 +332,8 @@ struct Loader<'a> {
     lexicons: HashMap<Vec<String>, Option<Arc<Lexicon>>>,
     signatures: HashMap<Vec<String>, Option<Arc<Signatures>>>,
     models: HashMap<String, Option<Arc<EmbeddedModel>>>,
+    /// One breaker per remote target (role, URL, model), shared by the products that use it.
+    breakers: HashMap<String, Arc<Breaker>>,
 }
 
 impl Loader<'_> {
@@ -480,6 +487,33 @@ impl Loader<'_> {
         built
     }
 
+    /// The breaker of a remote target, shared by every product that calls it.
+    fn breaker(
+        &mut self,
+        owner: &str,
+        role: &str,
+        target: &str,
+        raw: &raw::RawBreaker,
+    ) -> Arc<Breaker> {
+        if raw.max_concurrent == 0 || raw.breaker_failures == 0 || raw.breaker_cooldown_ms == 0 {
+            self.problem(
+                owner,
+                &format!("{role}.max_concurrent / breaker_failures / breaker_cooldown_ms"),
+                "must be above 0",
+                "e.g. max_concurrent = 64, breaker_failures = 5, breaker_cooldown_ms = 10000",
+            );
+        }
+        let settings = BreakerSettings {
+            max_concurrent: raw.max_concurrent.max(1),
+            failures_to_open: raw.breaker_failures.max(1),
+            cool_down: Duration::from_millis(raw.breaker_cooldown_ms),
+        };
+        self.breakers
+            .entry(format!("{role}|{target}"))
+            .or_insert_with(|| Arc::new(Breaker::new(settings)))
+            .clone()
+    }
+
     /// A product's policy rules; no file named means no rules.
     fn policy(&mut self, owner: &str, rel: &str) -> Arc<Policy> {
         if rel.is_empty() {
@@ -549,6 +583,7 @@ pub fn load(
         lexicons: HashMap::new(),
         signatures: HashMap::new(),
         models: HashMap::new(),
+        breakers: HashMap::new(),
     };
     check_overrides(&mut loader, overrides);
     let products_dir = dir.join("products");
@@ -751,6 +786,8 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
         lexicon: lexicon?,
         signatures: signatures?,
         guard: guard.backend,
+        guard_breaker: guard.breaker,
+        judge_breaker: judge.breaker,
         thresholds: guard.thresholds,
         guard_timeout: guard.timeout,
         judge_prompt: judge.prompt,
@@ -788,6 +825,7 @@ fn build_languages(l: &mut Loader<'_>, file: &str, languages: &[String]) -> (boo
 /// A validated `[guard]` section.
 struct GuardParts {
     backend: Arc<dyn GuardBackend>,
+    breaker: Option<Arc<Breaker>>,
     thresholds: Thresholds,
     timeout: Duration,
     /// What the revision hashes: kind, target, thresholds, timeout.
@@ -846,11 +884,13 @@ impl raw::RawGuard {
                 "e.g. 1500",
             );
         }
+        let mut breaker = None;
         let backend: Arc<dyn GuardBackend> = if kind == BackendKind::Embedded {
             Arc::new(EmbeddedBackend {
                 model: l.model(file, &self.model_path)?,
             })
         } else {
+            breaker = Some(l.breaker(file, "guard", &format!("{url}|{model}"), &self.breaker));
             if url.is_empty() {
                 l.problem(
                     file,
@@ -881,6 +921,7 @@ impl raw::RawGuard {
         };
         Some(GuardParts {
             backend,
+            breaker,
             thresholds,
             timeout: Duration::from_millis(self.timeout_ms),
             settings: format!("{kind_str}|{url}|{model}|{a}|{b}|{}", self.timeout_ms),
@@ -892,6 +933,7 @@ impl raw::RawGuard {
 struct JudgeParts {
     prompt: String,
     client: Option<Arc<JudgeClient>>,
+    breaker: Option<Arc<Breaker>>,
     timeout: Duration,
     settings: String,
 }
@@ -947,6 +989,8 @@ impl raw::RawJudge {
             _ => (self.url.clone(), self.model.clone()),
         };
         let settings = format!("{url}|{model}|{}|{}", self.timeout_ms, self.max_tokens);
+        let breaker = (!url.is_empty())
+            .then(|| l.breaker(file, "judge", &format!("{url}|{model}"), &self.breaker));
         let client = if url.is_empty() {
             None
         } else {
@@ -976,6 +1020,7 @@ impl raw::RawJudge {
         Some(JudgeParts {
             prompt,
             client,
+            breaker,
             timeout: Duration::from_millis(self.timeout_ms),
             settings,
         })

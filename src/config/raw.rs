@@ -145,6 +145,41 @@ pub struct RawReplies {
     pub unavailable: Option<RawReply>,
 }
 
+/// The breaker and concurrency cap of a remote backend (keys of `[guard]` and `[judge]`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBreaker {
+    /// Calls at once; more are shed at once (fail closed) instead of queueing.
+    #[serde(default = "default_max_concurrent")]
+    pub max_concurrent: usize,
+    /// Consecutive failures that open the breaker.
+    #[serde(default = "default_breaker_failures")]
+    pub breaker_failures: u32,
+    /// How long an open breaker fails fast before one probe is let through.
+    #[serde(default = "default_breaker_cooldown_ms")]
+    pub breaker_cooldown_ms: u64,
+}
+
+impl Default for RawBreaker {
+    fn default() -> Self {
+        RawBreaker {
+            max_concurrent: default_max_concurrent(),
+            breaker_failures: default_breaker_failures(),
+            breaker_cooldown_ms: default_breaker_cooldown_ms(),
+        }
+    }
+}
+
+fn default_max_concurrent() -> usize {
+    64
+}
+fn default_breaker_failures() -> u32 {
+    5
+}
+fn default_breaker_cooldown_ms() -> u64 {
+    10_000
+}
+
 /// `[output]`: what the output screen masks in the agent's answers.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -307,6 +342,9 @@ pub struct RawGuard {
     /// How long the guard may take before the question is blocked (`guard_unavailable`).
     #[serde(default = "default_guard_timeout")]
     pub timeout_ms: u64,
+    /// Remote backends: the breaker and the concurrency cap.
+    #[serde(default, flatten)]
+    pub breaker: RawBreaker,
 }
 
 impl Default for RawGuard {
@@ -320,6 +358,7 @@ impl Default for RawGuard {
             allow_below: None,
             block_at: None,
             timeout_ms: default_guard_timeout(),
+            breaker: RawBreaker::default(),
         }
     }
 }
@@ -350,6 +389,8 @@ pub struct RawJudge {
     pub timeout_ms: u64,
     #[serde(default = "default_max_tokens")]
     pub max_tokens: u32,
+    #[serde(default, flatten)]
+    pub breaker: RawBreaker,
 }
 
 impl Default for RawJudge {
@@ -361,6 +402,7 @@ impl Default for RawJudge {
             api_key_env: String::new(),
             timeout_ms: default_judge_timeout(),
             max_tokens: default_max_tokens(),
+            breaker: RawBreaker::default(),
         }
     }
 }

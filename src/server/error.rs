@@ -15,7 +15,7 @@ pub struct ApiError {
 
 impl ApiError {
     /// Every code `POST /v1/screen` can answer with (the metric's closed label set).
-    pub const SCREEN_CODES: [&'static str; 10] = [
+    pub const SCREEN_CODES: [&'static str; 12] = [
         "malformed_json",
         "bad_body",
         "missing_product",
@@ -26,6 +26,8 @@ impl ApiError {
         "unknown_product",
         "payload_too_large",
         "unsupported_media_type",
+        "overloaded",
+        "request_timeout",
     ];
 
     pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> Self {
@@ -85,6 +87,21 @@ impl ApiError {
     pub fn unprocessable(code: &'static str, message: impl Into<String>) -> Self {
         Self::new(422, code, message)
     }
+    /// Every in-flight slot is taken: `503` with `Retry-After: 1`; callers treat it as a block.
+    pub fn overloaded() -> Self {
+        Self::new(
+            503,
+            "overloaded",
+            "too many screens in flight; retry after a second (treat this as a block)",
+        )
+    }
+    pub fn request_timeout(limit: std::time::Duration) -> Self {
+        Self::new(
+            408,
+            "request_timeout",
+            format!("the body did not arrive within {} ms", limit.as_millis()),
+        )
+    }
     pub fn unavailable(message: impl Into<String>) -> Self {
         Self::new(503, "not_ready", message)
     }
@@ -96,7 +113,10 @@ impl ResponseError for ApiError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        HttpResponse::build(self.status_code())
-            .json(json!({"error": {"code": self.code, "message": self.message}}))
+        let mut response = HttpResponse::build(self.status_code());
+        if self.code == "overloaded" {
+            response.insert_header((actix_web::http::header::RETRY_AFTER, "1"));
+        }
+        response.json(json!({"error": {"code": self.code, "message": self.message}}))
     }
 }

@@ -25,7 +25,10 @@ pub async fn screen(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let _in_flight = state.metrics.in_flight();
-    let result = screen_inner(&state, &req, payload).await;
+    let result = match admit(&state, &req) {
+        Ok(_permit) => screen_inner(&state, &req, payload).await,
+        Err(e) => Err(e),
+    };
     if let Err(e) = &result {
         state.metrics.record_http_error(e.code);
     }
@@ -38,7 +41,7 @@ async fn screen_inner(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     require_json(req.headers())?;
-    let body = read_limited(payload, state.max_body_bytes).await?;
+    let body = read_body(state, payload).await?;
     // serde reads a struct from a JSON array too (fields by position): only an object is a request.
     if body.trim_ascii_start().first() != Some(&b'{') {
         return Err(ApiError::new(
@@ -129,6 +132,42 @@ pub(super) fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     }
 }
 
+/// Let a screen in, or refuse it at once: a declared body over the limit is `413` before a byte
+/// is read, and with every in-flight slot taken the answer is `503` with `Retry-After` (callers
+/// treat it as a block) rather than a queue without bound.
+pub(super) fn admit(
+    state: &AppState,
+    req: &HttpRequest,
+) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > state.max_body_bytes as u64) {
+        return Err(ApiError::payload_too_large(state.max_body_bytes));
+    }
+    state
+        .in_flight
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| ApiError::overloaded())
+}
+
+/// The whole body, within the size limit and the body deadline (a client that sends one byte
+/// of a declared hundred is cut off with `408`, not held forever).
+pub(super) async fn read_body(
+    state: &AppState,
+    payload: web::Payload,
+) -> Result<web::BytesMut, ApiError> {
+    tokio::time::timeout(
+        state.body_timeout,
+        read_limited(payload, state.max_body_bytes),
+    )
+    .await
+    .map_err(|_| ApiError::request_timeout(state.body_timeout))?
+}
+
 pub(super) async fn read_limited(
     mut payload: web::Payload,
     limit: usize,
@@ -148,6 +187,14 @@ pub(super) async fn read_limited(
 }
 
 pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+    let screener = state.screener.load();
+    for p in screener.config.products.values() {
+        for (role, breaker) in [("guard", &p.guard_breaker), ("judge", &p.judge_breaker)] {
+            if let Some(b) = breaker {
+                state.metrics.set_breaker(&p.name, role, b.state());
+            }
+        }
+    }
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
         .body(state.metrics.render())
@@ -168,7 +215,22 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError
         .values()
         .map(|p| (p.name.clone(), p.config_rev.clone().into()))
         .collect();
-    Ok(HttpResponse::Ok().json(serde_json::json!({"status": "ready", "products": products})))
+    // Every remote backend's breaker: an open one still answers (fail closed), so the service
+    // stays ready, but the operator sees it here and in `guard_breaker_state`.
+    let breakers: serde_json::Map<String, serde_json::Value> = screener
+        .config
+        .products
+        .values()
+        .map(|p| {
+            let state = |b: &Option<std::sync::Arc<crate::backends::breaker::Breaker>>| {
+                b.as_ref().map(|b| b.state().as_str())
+            };
+            let v = serde_json::json!({"guard": state(&p.guard_breaker), "judge": state(&p.judge_breaker)});
+            (p.name.clone(), v)
+        })
+        .collect();
+    Ok(HttpResponse::Ok()
+        .json(serde_json::json!({"status": "ready", "products": products, "breakers": breakers})))
 }
 
 pub async fn reload(
@@ -185,7 +247,12 @@ pub async fn reload(
             if constant_time_eq(expected.as_bytes(), given.as_bytes()) => {}
         _ => return Err(ApiError::unauthorized()),
     }
-    match state.reload() {
+    // Built off the async workers: requests keep flowing while the new configuration builds.
+    let building = state.clone();
+    let result = web::block(move || building.reload())
+        .await
+        .map_err(|_| ApiError::unavailable("the reload did not finish"))?;
+    match result {
         Ok(products) => Ok(HttpResponse::Ok()
             .json(serde_json::json!({"status": "reloaded", "products": products}))),
         Err(e) => {

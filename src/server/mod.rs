@@ -19,6 +19,10 @@ use std::time::Duration;
 
 /// Default body limit: 64 KiB (`GUARD_MAX_BODY_BYTES` overrides).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024;
+/// Default cap on screens in flight per process (`GUARD_MAX_IN_FLIGHT`); above it `503`.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
+/// Default deadline for reading a whole request body (`GUARD_BODY_TIMEOUT_MS`); then `408`.
+pub const DEFAULT_BODY_TIMEOUT_MS: u64 = 5_000;
 
 pub struct AppState {
     /// The configuration in force; swapped whole on reload.
@@ -29,6 +33,10 @@ pub struct AppState {
     pub overrides: Overrides,
     pub http: reqwest::Client,
     pub max_body_bytes: usize,
+    /// Screens in flight; a request that finds none free is refused at once with `503`.
+    pub in_flight: Arc<tokio::sync::Semaphore>,
+    /// How long a client may take to send its whole body.
+    pub body_timeout: Duration,
     /// `GUARD_ADMIN_TOKEN`; without it `/admin/reload` refuses everyone.
     pub admin_token: Option<String>,
 }
@@ -67,7 +75,15 @@ impl AppState {
             config_dir,
             overrides,
             http,
-            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_body_bytes: env_number("GUARD_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES),
+            in_flight: Arc::new(tokio::sync::Semaphore::new(env_number(
+                "GUARD_MAX_IN_FLIGHT",
+                DEFAULT_MAX_IN_FLIGHT,
+            ))),
+            body_timeout: Duration::from_millis(env_number(
+                "GUARD_BODY_TIMEOUT_MS",
+                DEFAULT_BODY_TIMEOUT_MS,
+            )),
             admin_token: std::env::var("GUARD_ADMIN_TOKEN")
                 .ok()
                 .filter(|t| !t.is_empty()),
@@ -88,6 +104,24 @@ impl AppState {
         self.screener
             .store(Arc::new(Screener::new(set, self.metrics.clone())));
         Ok(products)
+    }
+}
+
+/// A positive number from the environment, or the default (an unreadable value is reported and
+/// the default kept: a typo must not turn a limit off).
+fn env_number<T: std::str::FromStr + Copy + PartialOrd + Default + std::fmt::Display>(
+    name: &str,
+    default: T,
+) -> T {
+    match std::env::var(name) {
+        Ok(v) => match v.trim().parse::<T>() {
+            Ok(n) if n > T::default() => n,
+            _ => {
+                eprintln!("{name}={v:?} is not a positive number; using {default}");
+                default
+            }
+        },
+        Err(_) => default,
     }
 }
 

@@ -11,7 +11,7 @@
 //! A malformed line ends the stream with `{"error": {...}}` after what was already masked.
 
 use super::error::ApiError;
-use super::handlers::{read_limited, require_json, validate, ScreenRequest};
+use super::handlers::{admit, read_body, require_json, validate, ScreenRequest};
 use super::AppState;
 use crate::output::{self, OutputStream};
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -27,8 +27,9 @@ pub async fn screen_output(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
+    let _permit = admit(&state, &req)?;
     require_json(req.headers())?;
-    let body = read_limited(payload, state.max_body_bytes).await?;
+    let body = read_body(&state, payload).await?;
     if body.trim_ascii_start().first() != Some(&b'{') {
         return Err(ApiError::new(
             400,
@@ -76,6 +77,8 @@ struct Pump {
     state: web::Data<AppState>,
     started: Instant,
     ended: bool,
+    /// The in-flight slot, held for the whole stream.
+    _permit: tokio::sync::OwnedSemaphorePermit,
 }
 
 pub async fn screen_output_stream(
@@ -83,6 +86,7 @@ pub async fn screen_output_stream(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
+    let permit = admit(&state, &req)?;
     let query = web::Query::<StreamQuery>::from_query(req.query_string())
         .map_err(|e| ApiError::new(400, "bad_query", format!("could not read the query: {e}")))?
         .into_inner();
@@ -108,6 +112,7 @@ pub async fn screen_output_stream(
         state: state.clone(),
         started: Instant::now(),
         ended: false,
+        _permit: permit,
     };
     let body = futures_util::stream::unfold(pump, |mut pump| async move {
         if pump.ended {

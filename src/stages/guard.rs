@@ -13,7 +13,16 @@ use crate::verdict::Reason;
 
 /// The stage: classify, then apply the product's thresholds.
 pub async fn stage(q: &Question, product: &Product) -> Result<StageEval, StageError> {
-    let judgement = product.guard.classify(q).await?;
+    let judgement = match &product.guard_breaker {
+        // A remote backend goes through its breaker and concurrency cap.
+        Some(breaker) => {
+            let admission = breaker.admit()?;
+            let answer = product.guard.classify(q).await?;
+            admission.succeeded();
+            answer
+        }
+        None => product.guard.classify(q).await?,
+    };
     let p = |score: Option<f32>| score.map(|p| format!("p_unsafe={p:.3}"));
     Ok(match apply_thresholds(judgement, &product.thresholds) {
         GuardEval::Safe { score } => StageEval::Pass {

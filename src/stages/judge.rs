@@ -29,10 +29,18 @@ pub async fn stage(
         .review
         .as_ref()
         .map(|(_, description)| description.as_str());
-    match judge
+    let admission = match &product.judge_breaker {
+        Some(b) => Some(b.admit()?),
+        None => None,
+    };
+    let answer = judge
         .evaluate(&product.judge_prompt, q.outbound(), score, review)
-        .await?
-    {
+        .await?;
+    // The server answered: an answer outside the agreed format is not an outage.
+    if let Some(a) = admission {
+        a.succeeded();
+    }
+    match answer {
         JudgeEval::Allow { rationale } => Ok(StageEval::JudgeAllowed { rationale }),
         JudgeEval::Block {
             rationale,

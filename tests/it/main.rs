@@ -14,3 +14,4 @@ mod ops;
 mod output;
 mod policy;
 mod props;
+mod reliability;
