@@ -72,8 +72,15 @@ pub(crate) async fn serve(
     listen: String,
     workers: Option<usize>,
 ) -> anyhow::Result<ExitCode> {
+    let ops_listen = std::env::var("GUARD_OPS_LISTEN")
+        .ok()
+        .filter(|v| !v.is_empty());
     let state = match load_state(config_dir, "stdout")? {
-        Ok(s) => actix_web::web::Data::new(s),
+        Ok(mut s) => {
+            // With their own address, the ops routes leave the main one.
+            s.ops_on_main = ops_listen.is_none();
+            actix_web::web::Data::new(s)
+        }
         Err(code) => return Ok(code),
     };
     let products: Vec<String> = state
@@ -84,6 +91,39 @@ pub(crate) async fn serve(
         .keys()
         .cloned()
         .collect();
+    // Without API keys the service answers anyone who can reach it: fine on loopback, refused
+    // elsewhere unless asked for explicitly (as Redis's protected mode does).
+    let loopback = listen
+        .parse::<std::net::SocketAddr>()
+        .map(|a| a.ip().is_loopback())
+        .unwrap_or_else(|_| listen.starts_with("localhost:"));
+    let open = std::env::var("GUARD_ALLOW_UNAUTHENTICATED").is_ok_and(|v| v == "1");
+    match (&state.api_keys, loopback, open) {
+        (Some(_), _, _) => eprintln!("access: API keys required on /v1/* (scoped to products)"),
+        (None, true, _) => eprintln!("access: no API keys configured; serving loopback only"),
+        (None, false, true) => eprintln!(
+            "access: WARNING no API keys and a non-loopback address; GUARD_ALLOW_UNAUTHENTICATED=1"
+        ),
+        (None, false, false) => {
+            eprintln!(
+                "refusing to listen on {listen} without API keys: set GUARD_API_KEYS (or \
+                 GUARD_API_KEYS_FILE), or GUARD_ALLOW_UNAUTHENTICATED=1 to run open on purpose"
+            );
+            return Ok(ExitCode::from(2));
+        }
+    }
+    if let Some(ops) = &ops_listen {
+        // Metrics and health on their own address; the main one serves the API only.
+        let ops_state = state.clone();
+        let ops_server =
+            actix_web::HttpServer::new(move || server::create_ops_app(ops_state.clone()))
+                .workers(1)
+                .bind(ops)
+                .with_context(|| format!("binding GUARD_OPS_LISTEN {ops}"))?
+                .run();
+        tokio::spawn(ops_server);
+        eprintln!("ops routes (/metrics, /healthz, /readyz) on http://{ops}");
+    }
     eprintln!(
         "guard {} listening on http://{listen} (products: {})",
         env!("CARGO_PKG_VERSION"),

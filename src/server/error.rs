@@ -15,7 +15,7 @@ pub struct ApiError {
 
 impl ApiError {
     /// Every code `POST /v1/screen` can answer with (the metric's closed label set).
-    pub const SCREEN_CODES: [&'static str; 12] = [
+    pub const SCREEN_CODES: [&'static str; 14] = [
         "malformed_json",
         "bad_body",
         "missing_product",
@@ -28,6 +28,8 @@ impl ApiError {
         "unsupported_media_type",
         "overloaded",
         "request_timeout",
+        "unauthorized",
+        "forbidden_product",
     ];
 
     pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> Self {

@@ -52,6 +52,7 @@ async fn screen_inner(
     }
     let request: ScreenRequest = serde_json::from_slice(&body).map_err(ApiError::malformed_json)?;
     let (product, text, request_id) = validate(request)?;
+    authorize_product(state, req, &product)?;
     let started = Instant::now();
     let screener = state.screener.load_full();
     let mut verdict = screener
@@ -132,7 +133,20 @@ pub(super) fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     }
 }
 
-/// Let a screen in, or refuse it at once: a declared body over the limit is `413` before a byte
+/// `403` when the caller's key is not for this product (no keys configured: everyone may).
+pub(super) fn authorize_product(
+    state: &AppState,
+    req: &HttpRequest,
+    product: &str,
+) -> Result<(), ApiError> {
+    match &state.api_keys {
+        Some(keys) => keys.authorize(req, Some(product)),
+        None => Ok(()),
+    }
+}
+
+/// Let a screen in, or refuse it at once (`401` first when keys are configured and the caller
+/// has none): a declared body over the limit is `413` before a byte
 /// is read, and with every in-flight slot taken the answer is `503` with `Retry-After` (callers
 /// treat it as a block) rather than a queue without bound.
 pub(super) fn admit(
@@ -144,6 +158,9 @@ pub(super) fn admit(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(keys) = &state.api_keys {
+        keys.authorize(req, None)?;
+    }
     if declared.is_some_and(|n| n > state.max_body_bytes as u64) {
         return Err(ApiError::payload_too_large(state.max_body_bytes));
     }
@@ -273,12 +290,16 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// Unknown routes are 404; known routes with the wrong method are 405.
-pub async fn fallback(req: HttpRequest) -> Result<HttpResponse, ApiError> {
+pub async fn fallback(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let ops = state.ops_on_main;
     let allowed = match req.path() {
         "/v1/screen" | "/v1/screen-output" | "/v1/screen-output/stream" | "/admin/reload" => {
             Some("POST")
         }
-        "/metrics" | "/healthz" | "/readyz" => Some("GET"),
+        "/metrics" | "/healthz" | "/readyz" if ops => Some("GET"),
         _ => None,
     };
     Err(match allowed {

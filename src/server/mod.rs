@@ -1,6 +1,7 @@
 //! The HTTP service: one `AppState` built once and shared, the route table, and `create_app`,
 //! used by `guard serve` and by the integration tests alike.
 
+pub mod auth;
 pub mod error;
 pub mod handlers;
 pub mod output;
@@ -39,6 +40,12 @@ pub struct AppState {
     pub body_timeout: Duration,
     /// `GUARD_ADMIN_TOKEN`; without it `/admin/reload` refuses everyone.
     pub admin_token: Option<String>,
+    /// API keys scoped to products (`GUARD_API_KEYS`, `GUARD_API_KEYS_FILE`); `None`: no
+    /// authentication (loopback only, unless told otherwise: see `guard serve`).
+    pub api_keys: Option<auth::ApiKeys>,
+    /// Serve `/metrics`, `/healthz` and `/readyz` on the main address too (off when
+    /// `GUARD_OPS_LISTEN` gives them their own).
+    pub ops_on_main: bool,
 }
 
 /// The one HTTP client for every model call. Per-request deadlines come from each product's
@@ -87,6 +94,15 @@ impl AppState {
             admin_token: std::env::var("GUARD_ADMIN_TOKEN")
                 .ok()
                 .filter(|t| !t.is_empty()),
+            api_keys: auth::ApiKeys::from_env().map_err(|e| ConfigError {
+                problems: vec![config::Problem {
+                    file: "environment".into(),
+                    key: "GUARD_API_KEYS".into(),
+                    message: e,
+                    hint: "`<key> <product>[,<product>]` or `<key> *`, one per line or `;`".into(),
+                }],
+            })?,
+            ops_on_main: true,
         })
     }
 
@@ -125,8 +141,15 @@ fn env_number<T: std::str::FromStr + Copy + PartialOrd + Default + std::fmt::Dis
     }
 }
 
-/// The route table.
-pub fn create_app(
+/// `/metrics`, `/healthz`, `/readyz`.
+pub fn ops_routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/metrics", web::get().to(handlers::metrics))
+        .route("/healthz", web::get().to(handlers::healthz))
+        .route("/readyz", web::get().to(handlers::readyz));
+}
+
+/// The ops routes alone, for `GUARD_OPS_LISTEN`.
+pub fn create_ops_app(
     state: web::Data<AppState>,
 ) -> App<
     impl ServiceFactory<
@@ -139,15 +162,36 @@ pub fn create_app(
 > {
     App::new()
         .app_data(state)
+        .configure(ops_routes)
+        .default_service(web::to(handlers::fallback))
+}
+
+/// The route table.
+pub fn create_app(
+    state: web::Data<AppState>,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    let ops = state.ops_on_main;
+    App::new()
+        .app_data(state)
         .route("/v1/screen", web::post().to(handlers::screen))
         .route("/v1/screen-output", web::post().to(output::screen_output))
         .route(
             "/v1/screen-output/stream",
             web::post().to(output::screen_output_stream),
         )
-        .route("/metrics", web::get().to(handlers::metrics))
-        .route("/healthz", web::get().to(handlers::healthz))
-        .route("/readyz", web::get().to(handlers::readyz))
+        .configure(move |cfg| {
+            if ops {
+                ops_routes(cfg);
+            }
+        })
         .route("/admin/reload", web::post().to(handlers::reload))
         .default_service(web::to(handlers::fallback))
 }

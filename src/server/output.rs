@@ -11,7 +11,7 @@
 //! A malformed line ends the stream with `{"error": {...}}` after what was already masked.
 
 use super::error::ApiError;
-use super::handlers::{admit, read_body, require_json, validate, ScreenRequest};
+use super::handlers::{admit, authorize_product, read_body, require_json, validate, ScreenRequest};
 use super::AppState;
 use crate::output::{self, OutputStream};
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -39,6 +39,7 @@ pub async fn screen_output(
     }
     let request: ScreenRequest = serde_json::from_slice(&body).map_err(ApiError::malformed_json)?;
     let (product, text, request_id) = validate(request)?;
+    authorize_product(&state, &req, &product)?;
     let started = Instant::now();
     let screener = state.screener.load_full();
     let p = screener
@@ -96,6 +97,7 @@ pub async fn screen_output_stream(
         .ok_or_else(|| {
             ApiError::unprocessable("missing_product", "`product` (query) is required")
         })?;
+    authorize_product(&state, &req, &name)?;
     let screener = state.screener.load_full();
     let product = screener
         .config

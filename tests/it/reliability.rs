@@ -162,3 +162,69 @@ async fn a_failing_backend_opens_its_breaker_and_then_fails_fast() {
         "embedded: no breaker"
     );
 }
+
+#[actix_web::test]
+async fn api_keys_are_scoped_to_products() {
+    let state = state_with(|s| {
+        s.api_keys =
+            guard::server::auth::ApiKeys::parse("wallet-key-00000001 wallet-assistant").ok()
+    });
+    let app = app_for(state).await;
+    let call = |key: Option<&'static str>, uri: &'static str, body: Value| {
+        let mut req = web_test::TestRequest::post().uri(uri).set_json(body);
+        if let Some(k) = key {
+            req = req.insert_header(("authorization", format!("Bearer {k}")));
+        }
+        req.to_request()
+    };
+    let body = |product: &str| json!({"product": product, "text": "what is my balance"});
+    for (key, uri, product, want) in [
+        (None, "/v1/screen", "wallet-assistant", 401),
+        (
+            Some("wrong-key-000000001"),
+            "/v1/screen",
+            "wallet-assistant",
+            401,
+        ),
+        (
+            Some("wallet-key-00000001"),
+            "/v1/screen",
+            "bank-operator",
+            403,
+        ),
+        (
+            Some("wallet-key-00000001"),
+            "/v1/screen",
+            "wallet-assistant",
+            200,
+        ),
+        (None, "/v1/screen-output", "wallet-assistant", 401),
+        (
+            Some("wallet-key-00000001"),
+            "/v1/screen-output",
+            "bank-operator",
+            403,
+        ),
+        (
+            Some("wallet-key-00000001"),
+            "/v1/screen-output",
+            "wallet-assistant",
+            200,
+        ),
+    ] {
+        let resp = web_test::call_service(&app, call(key, uri, body(product))).await;
+        assert_eq!(resp.status().as_u16(), want, "{key:?} {uri} {product}");
+    }
+    let stream = |key: &'static str, product: &'static str| {
+        web_test::TestRequest::post()
+            .uri(&format!("/v1/screen-output/stream?product={product}"))
+            .insert_header(("authorization", format!("Bearer {key}")))
+            .set_payload("{\"delta\": \"hi\"}\n")
+            .to_request()
+    };
+    let resp = web_test::call_service(&app, stream("wallet-key-00000001", "bank-operator")).await;
+    assert_eq!(resp.status().as_u16(), 403);
+    let resp =
+        web_test::call_service(&app, stream("wallet-key-00000001", "wallet-assistant")).await;
+    assert_eq!(resp.status().as_u16(), 200);
+}
