@@ -5,6 +5,7 @@ mod harness;
 
 mod api;
 mod backends;
+mod bad_input;
 mod cli;
 mod config;
 mod evals;
