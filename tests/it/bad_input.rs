@@ -100,6 +100,9 @@ impl Drop for Server {
 
 const JSON: Option<&str> = Some("application/json");
 
+/// Method, path, content type, body, expected status, expected error code ("" for a verdict).
+type Case = (&'static str, &'static str, Option<&'static str>, Vec<u8>, u16, &'static str);
+
 fn body(product: &str, text: &str) -> Vec<u8> {
     serde_json::json!({"product": product, "text": text})
         .to_string()
@@ -116,7 +119,7 @@ fn every_bad_request_gets_its_status_and_code_and_the_server_still_answers() {
     );
     let zero_width = "\u{200B}".repeat(100_000);
     let big = body("wallet-assistant", &"a".repeat(70 * 1024));
-    let mut cases: Vec<(&str, &str, Option<&str>, Vec<u8>, u16, &str)> = vec![
+    let mut cases: Vec<Case> = vec![
         ("POST", "/v1/screen", JSON, b"{not json".to_vec(), 400, "malformed_json"),
         ("POST", "/v1/screen", JSON, b"{\"product\": \"wallet-assistant\", \"text\": \"hi".to_vec(), 400, "malformed_json"),
         ("POST", "/v1/screen", JSON, b"".to_vec(), 400, "malformed_json"),
