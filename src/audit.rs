@@ -38,6 +38,74 @@ impl TextHasher {
 pub struct AuditLog {
     key: Vec<u8>,
     sink: AuditSink,
+    /// Stdout and file lines go through a bounded channel to one writer thread: a request never
+    /// waits on the disk or a lock shared by every worker. A full channel drops the line and
+    /// counts it (`dropped`); dropping the log drains the channel and flushes.
+    writer: Option<Writer>,
+    dropped: std::sync::atomic::AtomicU64,
+}
+
+/// Lines the writer thread can be behind before new ones are dropped.
+const AUDIT_QUEUE_LINES: usize = 65_536;
+
+enum Message {
+    Line(String),
+    /// Write what is queued, flush, and end.
+    Close,
+}
+
+struct Writer {
+    tx: std::sync::mpsc::SyncSender<Message>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Writer {
+    fn close(&self) {
+        let _ = self.tx.send(Message::Close);
+        if let Some(t) = self.thread.lock().ok().and_then(|mut t| t.take()) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+fn spawn_writer(mut out: Box<dyn Write + Send>) -> Writer {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Message>(AUDIT_QUEUE_LINES);
+    let thread = std::thread::Builder::new()
+        .name("guard-audit".into())
+        .spawn(move || {
+            // `false` on Close: write nothing more.
+            let write = |out: &mut Box<dyn Write + Send>, m: Message| match m {
+                Message::Line(line) => {
+                    let _ = writeln!(out, "{line}");
+                    true
+                }
+                Message::Close => false,
+            };
+            'outer: while let Ok(m) = rx.recv() {
+                if !write(&mut out, m) {
+                    break;
+                }
+                // Write out whatever else is queued, then flush once.
+                while let Ok(m) = rx.try_recv() {
+                    if !write(&mut out, m) {
+                        break 'outer;
+                    }
+                }
+                let _ = out.flush();
+            }
+            let _ = out.flush();
+        })
+        .ok();
+    Writer {
+        tx,
+        thread: Mutex::new(thread),
+    }
 }
 
 impl std::fmt::Debug for AuditLog {
@@ -49,7 +117,45 @@ impl std::fmt::Debug for AuditLog {
 impl AuditLog {
     pub fn new(key: Option<Vec<u8>>, sink: AuditSink) -> Self {
         let key = key.unwrap_or_else(random_key);
-        AuditLog { key, sink }
+        let (sink, writer) = match sink {
+            AuditSink::Stdout => (
+                AuditSink::Stdout,
+                Some(spawn_writer(Box::new(std::io::BufWriter::new(
+                    std::io::stdout(),
+                )))),
+            ),
+            AuditSink::File(f) => match f.into_inner() {
+                Ok(file) => (
+                    AuditSink::Off,
+                    Some(spawn_writer(Box::new(std::io::BufWriter::new(file)))),
+                ),
+                Err(_) => (AuditSink::Off, None),
+            },
+            other => (other, None),
+        };
+        AuditLog {
+            key,
+            sink,
+            writer,
+            dropped: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// Write out every queued line and stop the writer (graceful shutdown). Lines recorded
+    /// after this are dropped and counted.
+    pub fn close(&self) {
+        if let Some(w) = &self.writer {
+            w.close();
+        }
+    }
+
+    fn is_off(&self) -> bool {
+        matches!(self.sink, AuditSink::Off) && self.writer.is_none()
+    }
+
+    /// Lines dropped because the writer thread was too far behind.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// `GUARD_AUDIT_LOG` = `stdout` (default for `serve`), `off`, or a file path.
@@ -91,7 +197,7 @@ impl AuditLog {
         v: &crate::output::OutputVerdict,
         latency_micros: u64,
     ) {
-        if matches!(self.sink, AuditSink::Off) {
+        if self.is_off() {
             return;
         }
         let line = serde_json::json!({
@@ -111,7 +217,7 @@ impl AuditLog {
     }
 
     pub fn record(&self, product: &str, text: &str, v: &Verdict, latency_micros: u64) {
-        if matches!(self.sink, AuditSink::Off) {
+        if self.is_off() {
             return;
         }
         let line = serde_json::json!({
@@ -135,6 +241,13 @@ impl AuditLog {
     }
 
     fn write(&self, line: &str) {
+        if let Some(w) = &self.writer {
+            if w.tx.try_send(Message::Line(line.to_string())).is_err() {
+                self.dropped
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            return;
+        }
         match &self.sink {
             AuditSink::Off => {}
             AuditSink::Stdout => {
@@ -171,4 +284,34 @@ fn random_key() -> Vec<u8> {
         key.extend_from_slice(&h.finish().to_le_bytes());
     }
     key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_lines_go_through_the_writer_and_are_flushed_when_the_log_is_dropped() {
+        let path = std::env::temp_dir().join(format!("guard-audit-{}.log", std::process::id()));
+        let file = std::fs::File::create(&path).unwrap_or_else(|e| panic!("{e}"));
+        let log = AuditLog::new(Some(b"k".to_vec()), AuditSink::File(Mutex::new(file)));
+        let v = crate::output::OutputVerdict {
+            decision: crate::verdict::Decision::Allow,
+            text: None,
+            findings: Vec::new(),
+            counts: Default::default(),
+            blocked_kinds: Vec::new(),
+            config_rev: "r".into(),
+            request_id: None,
+        };
+        for _ in 0..1000 {
+            log.record_output("p", "h", &v, 1);
+        }
+        assert_eq!(log.dropped(), 0);
+        drop(log);
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        std::fs::remove_file(&path).ok();
+        assert_eq!(text.lines().count(), 1000);
+        assert!(text.lines().all(|l| l.contains("\"kind\":\"output\"")));
+    }
 }

@@ -149,6 +149,8 @@ pub(crate) async fn serve(
         .run()
         .await
         .context("serving")?;
+    // Stopped (SIGTERM or SIGINT): requests finished; write out the audit log before exiting.
+    state.audit.close();
     Ok(ExitCode::SUCCESS)
 }
 
@@ -212,22 +214,36 @@ pub(crate) async fn screen(
         println!("{}", serde_json::to_string(&verdict)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let stdin = std::io::stdin();
-    let lines: Vec<String> = stdin
-        .lock()
-        .lines()
-        .collect::<Result<_, _>>()
-        .context("reading stdin")?;
+    // Lines are read on a thread and handed over through a bounded channel: memory stays bounded
+    // on an input of any size, and screening starts with the first line.
+    let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<String>>(concurrency * 4);
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            if tx.blocking_send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let lines = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|line| (line, rx))
+    });
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
-    let mut results = futures_util::stream::iter(lines.into_iter().map(|line| {
-        let screener = screener.clone();
-        let product = product.clone();
-        async move { jsonl_line(&screener, &product, &line).await }
-    }))
-    .buffered(concurrency);
+    let results = lines
+        .map(|line| {
+            let screener = screener.clone();
+            let product = product.clone();
+            async move {
+                match line {
+                    Ok(line) => Ok(jsonl_line(&screener, &product, &line).await),
+                    Err(e) => Err(e),
+                }
+            }
+        })
+        .buffered(concurrency);
+    let mut results = std::pin::pin!(results);
     while let Some(line) = results.next().await {
-        writeln!(out, "{line}")?;
+        writeln!(out, "{}", line.context("reading stdin")?)?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

@@ -97,6 +97,7 @@ pub struct Metrics {
     failures: IntCounterVec,
     policy_hits: IntCounterVec,
     breaker_state: IntGaugeVec,
+    audit_dropped: IntGauge,
     output_findings: IntCounterVec,
     output_decisions: IntCounterVec,
     in_flight: IntGauge,
@@ -231,6 +232,14 @@ impl Metrics {
                         "Circuit breaker of each remote backend: 0 closed, 1 open, 2 half-open",
                     ),
                     &["product", "role"],
+                )?;
+                r.register(Box::new(g.clone()))?;
+                g
+            },
+            audit_dropped: {
+                let g = IntGauge::new(
+                    "guard_audit_dropped_lines",
+                    "Audit lines dropped because the writer thread was too far behind",
                 )?;
                 r.register(Box::new(g.clone()))?;
                 g
@@ -392,6 +401,10 @@ impl Metrics {
         self.output_decisions
             .with_label_values(&[product, v.decision.as_str()])
             .inc();
+    }
+
+    pub fn set_audit_dropped(&self, n: u64) {
+        self.audit_dropped.set(n as i64);
     }
 
     /// `role`: `guard` or `judge`.

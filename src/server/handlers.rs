@@ -204,6 +204,7 @@ pub(super) async fn read_limited(
 }
 
 pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+    state.metrics.set_audit_dropped(state.audit.dropped());
     let screener = state.screener.load();
     for p in screener.config.products.values() {
         for (role, breaker) in [("guard", &p.guard_breaker), ("judge", &p.judge_breaker)] {

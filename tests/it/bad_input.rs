@@ -101,7 +101,14 @@ impl Drop for Server {
 const JSON: Option<&str> = Some("application/json");
 
 /// Method, path, content type, body, expected status, expected error code ("" for a verdict).
-type Case = (&'static str, &'static str, Option<&'static str>, Vec<u8>, u16, &'static str);
+type Case = (
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+    Vec<u8>,
+    u16,
+    &'static str,
+);
 
 fn body(product: &str, text: &str) -> Vec<u8> {
     serde_json::json!({"product": product, "text": text})
