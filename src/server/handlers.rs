@@ -40,19 +40,7 @@ async fn screen_inner(
     req: &HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    require_json(req.headers())?;
-    let body = read_body(state, payload).await?;
-    // serde reads a struct from a JSON array too (fields by position): only an object is a request.
-    if body.trim_ascii_start().first() != Some(&b'{') {
-        return Err(ApiError::new(
-            400,
-            "malformed_json",
-            "the body must be a JSON object",
-        ));
-    }
-    let request: ScreenRequest = serde_json::from_slice(&body).map_err(ApiError::malformed_json)?;
-    let (product, text, request_id) = validate(request)?;
-    authorize_product(state, req, &product)?;
+    let (product, text, request_id) = read_request(state, req, payload).await?;
     let started = Instant::now();
     let screener = state.screener.load_full();
     let mut verdict = screener
@@ -67,6 +55,29 @@ async fn screen_inner(
         started.elapsed().as_micros() as u64,
     );
     Ok(HttpResponse::Ok().json(verdict))
+}
+
+/// A `{product, text, request_id?}` body, read, checked and authorised: what `/v1/screen` and
+/// `/v1/screen-output` both take.
+pub(super) async fn read_request(
+    state: &AppState,
+    req: &HttpRequest,
+    payload: web::Payload,
+) -> Result<(String, String, Option<String>), ApiError> {
+    require_json(req.headers())?;
+    let body = read_body(state, payload).await?;
+    // serde reads a struct from a JSON array too (fields by position): only an object is a request.
+    if body.trim_ascii_start().first() != Some(&b'{') {
+        return Err(ApiError::new(
+            400,
+            "malformed_json",
+            "the body must be a JSON object",
+        ));
+    }
+    let request: ScreenRequest = serde_json::from_slice(&body).map_err(ApiError::malformed_json)?;
+    let (product, text, request_id) = validate(request)?;
+    authorize_product(state, req, &product)?;
+    Ok((product, text, request_id))
 }
 
 /// Missing or empty fields are 422 with a code naming the field.

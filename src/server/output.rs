@@ -11,7 +11,7 @@
 //! A malformed line ends the stream with `{"error": {...}}` after what was already masked.
 
 use super::error::ApiError;
-use super::handlers::{admit, authorize_product, read_body, require_json, validate, ScreenRequest};
+use super::handlers::{admit, authorize_product, read_request};
 use super::AppState;
 use crate::output::{self, OutputStream};
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -28,18 +28,7 @@ pub async fn screen_output(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let _permit = admit(&state, &req)?;
-    require_json(req.headers())?;
-    let body = read_body(&state, payload).await?;
-    if body.trim_ascii_start().first() != Some(&b'{') {
-        return Err(ApiError::new(
-            400,
-            "malformed_json",
-            "the body must be a JSON object",
-        ));
-    }
-    let request: ScreenRequest = serde_json::from_slice(&body).map_err(ApiError::malformed_json)?;
-    let (product, text, request_id) = validate(request)?;
-    authorize_product(&state, &req, &product)?;
+    let (product, text, request_id) = read_request(&state, &req, payload).await?;
     let started = Instant::now();
     let screener = state.screener.load_full();
     let p = screener

@@ -4,99 +4,10 @@
 //! content types and methods, unknown routes, oversized bodies. Each gets its status and stable
 //! error code (never a 500), and the server answers a real question correctly afterwards.
 
-use crate::harness::{memory_audit, repo_root};
+use crate::harness::{memory_audit, repo_root, LiveServer};
 use actix_web::web;
 use guard::config::Overrides;
-use guard::server::{create_app, AppState};
-use std::io::{Read, Write};
-use std::time::Duration;
-
-struct Server {
-    addr: String,
-    handle: actix_web::dev::ServerHandle,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Server {
-    fn start() -> Self {
-        let state = match AppState::load(repo_root(), Overrides::default(), memory_audit()) {
-            Ok(s) => web::Data::new(s),
-            Err(e) => panic!("{e}"),
-        };
-        let listener = match std::net::TcpListener::bind("127.0.0.1:0") {
-            Ok(l) => l,
-            Err(e) => panic!("{e}"),
-        };
-        let addr = listener
-            .local_addr()
-            .map(|a| a.to_string())
-            .unwrap_or_default();
-        let Ok(server) = actix_web::HttpServer::new(move || create_app(state.clone()))
-            .workers(1)
-            .listen(listener)
-            .map(|s| s.run())
-        else {
-            panic!("server did not start");
-        };
-        let handle = server.handle();
-        let thread = std::thread::spawn(move || {
-            let _ = actix_web::rt::System::new().block_on(server);
-        });
-        Server {
-            addr,
-            handle,
-            thread: Some(thread),
-        }
-    }
-
-    /// One request on its own connection; the status and the body.
-    fn send(
-        &self,
-        method: &str,
-        path: &str,
-        content_type: Option<&str>,
-        body: &[u8],
-    ) -> (u16, String) {
-        let mut stream = match std::net::TcpStream::connect(&self.addr) {
-            Ok(s) => s,
-            Err(e) => panic!("{e}"),
-        };
-        stream.set_read_timeout(Some(Duration::from_secs(10))).ok();
-        let mut head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n",
-            body.len()
-        );
-        if let Some(ct) = content_type {
-            head.push_str(&format!("Content-Type: {ct}\r\n"));
-        }
-        head.push_str("\r\n");
-        stream.write_all(head.as_bytes()).ok();
-        stream.write_all(body).ok();
-        let mut raw = Vec::new();
-        stream.read_to_end(&mut raw).ok();
-        let text = String::from_utf8_lossy(&raw).to_string();
-        let status = text
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0);
-        let body = text
-            .split("\r\n\r\n")
-            .nth(1)
-            .unwrap_or_default()
-            .to_string();
-        (status, body)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        actix_web::rt::System::new().block_on(self.handle.stop(false));
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
+use guard::server::AppState;
 
 const JSON: Option<&str> = Some("application/json");
 
@@ -118,7 +29,11 @@ fn body(product: &str, text: &str) -> Vec<u8> {
 
 #[test]
 fn every_bad_request_gets_its_status_and_code_and_the_server_still_answers() {
-    let s = Server::start();
+    let state = match AppState::load(repo_root(), Overrides::default(), memory_audit()) {
+        Ok(s) => web::Data::new(s),
+        Err(e) => panic!("{e}"),
+    };
+    let s = LiveServer::start(state);
     let nested = format!(
         "{{\"product\": \"wallet-assistant\", \"text\": \"hi\", \"x\": {}1{}}}",
         "[".repeat(30_000),

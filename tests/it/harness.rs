@@ -180,3 +180,107 @@ pub fn counter_value(m: &guard::metrics::Metrics, name: &str, labels: &[(&str, &
     }
     total
 }
+
+/// The real server on a loopback port, for what only a socket can show (slow clients, raw
+/// bytes, content lengths that lie).
+pub struct LiveServer {
+    pub addr: String,
+    handle: actix_web::dev::ServerHandle,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl LiveServer {
+    pub fn start(state: web::Data<AppState>) -> Self {
+        let listener = match std::net::TcpListener::bind("127.0.0.1:0") {
+            Ok(l) => l,
+            Err(e) => panic!("{e}"),
+        };
+        let addr = listener
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        let Ok(server) = actix_web::HttpServer::new(move || create_app(state.clone()))
+            .workers(1)
+            .listen(listener)
+            .map(|s| s.run())
+        else {
+            panic!("server did not start");
+        };
+        let handle = server.handle();
+        let thread = std::thread::spawn(move || {
+            let _ = actix_web::rt::System::new().block_on(server);
+        });
+        LiveServer {
+            addr,
+            handle,
+            thread: Some(thread),
+        }
+    }
+
+    /// Raw bytes on a new connection; the first answer the server gives.
+    pub fn raw(&self, request: &[u8]) -> String {
+        use std::io::{Read, Write};
+        let mut stream = match std::net::TcpStream::connect(&self.addr) {
+            Ok(s) => s,
+            Err(e) => panic!("{e}"),
+        };
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .ok();
+        stream.write_all(request).ok();
+        let mut raw = Vec::new();
+        let mut buf = [0u8; 8192];
+        // Until the server closes, or the first answer is complete enough to judge.
+        while let Ok(n) = stream.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            raw.extend_from_slice(&buf[..n]);
+            if !request.windows(17).any(|w| w == b"Connection: close") {
+                break;
+            }
+        }
+        String::from_utf8_lossy(&raw).to_string()
+    }
+
+    /// One request on its own connection; the status and the body.
+    pub fn send(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> (u16, String) {
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        if let Some(ct) = content_type {
+            head.push_str(&format!("Content-Type: {ct}\r\n"));
+        }
+        head.push_str("\r\n");
+        let mut request = head.into_bytes();
+        request.extend_from_slice(body);
+        let text = self.raw(&request);
+        let status = text
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let body = text
+            .split("\r\n\r\n")
+            .nth(1)
+            .unwrap_or_default()
+            .to_string();
+        (status, body)
+    }
+}
+
+impl Drop for LiveServer {
+    fn drop(&mut self) {
+        actix_web::rt::System::new().block_on(self.handle.stop(false));
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

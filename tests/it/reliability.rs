@@ -2,13 +2,14 @@
 //! declared body over the limit is 413 before it is read, a client that stalls mid-body is cut
 //! off with 408, and a failing model backend opens its breaker and then fails fast.
 
-use crate::harness::{app_for, memory_audit, repo_root, screen, with_guard, TempConfig};
+use crate::harness::{
+    app_for, memory_audit, repo_root, screen, with_guard, LiveServer, TempConfig,
+};
 use actix_web::test as web_test;
 use actix_web::web;
 use guard::config::Overrides;
-use guard::server::{create_app, AppState};
+use guard::server::AppState;
 use serde_json::{json, Value};
-use std::io::{Read, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wiremock::matchers::method;
@@ -46,43 +47,12 @@ async fn a_full_process_answers_503_with_retry_after_at_once() {
     }
 }
 
-/// The real server on loopback: send `request` as raw bytes and read the first answer.
+/// Raw bytes to the real server on loopback; the answer and how long it took.
 fn raw_exchange(state: web::Data<AppState>, request: &str) -> (String, Duration) {
-    let listener = match std::net::TcpListener::bind("127.0.0.1:0") {
-        Ok(l) => l,
-        Err(e) => panic!("{e}"),
-    };
-    let addr = listener
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    let server = actix_web::HttpServer::new(move || create_app(state.clone()))
-        .workers(1)
-        .listen(listener)
-        .map(|s| s.run());
-    let Ok(server) = server else {
-        panic!("server did not start");
-    };
-    let handle = server.handle();
-    let rt = std::thread::spawn(move || {
-        let _ = actix_web::rt::System::new().block_on(server);
-    });
-    let mut stream = match std::net::TcpStream::connect(&addr) {
-        Ok(s) => s,
-        Err(e) => panic!("{e}"),
-    };
-    stream.set_read_timeout(Some(Duration::from_secs(10))).ok();
+    let server = LiveServer::start(state);
     let started = Instant::now();
-    stream.write_all(request.as_bytes()).ok();
-    let mut answer = String::new();
-    let mut buf = [0u8; 4096];
-    if let Ok(n) = stream.read(&mut buf) {
-        answer.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
-    let elapsed = started.elapsed();
-    actix_web::rt::System::new().block_on(handle.stop(false));
-    let _ = rt.join();
-    (answer, elapsed)
+    let answer = server.raw(request.as_bytes());
+    (answer, started.elapsed())
 }
 
 #[test]
