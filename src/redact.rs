@@ -345,8 +345,10 @@ impl Redactor {
             return;
         };
         let digits: usize = run.iter().map(|g| g.digits).sum();
-        // Amounts, years, times: too short to be any value (the common case, decided first).
-        if digits < 4 {
+        // Amounts, years, times: too short to be any value (the common case, decided first);
+        // and nothing to decide when no digit kind but cards is masked (the input side).
+        let digit_kinds = [Kind::Otp, Kind::Pin, Kind::Nid, Kind::Phone, Kind::Account];
+        if digits < 4 || !digit_kinds.iter().any(|k| self.masks(*k)) {
             return;
         }
         let from = floor_char(text, first.start.saturating_sub(KEYWORD_REACH_BYTES));

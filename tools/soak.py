@@ -4,6 +4,7 @@ injects faults. Bounded in time and count; only 127.0.0.1 is ever contacted.
 
     cargo build --release
     python3 tools/soak.py soak --minutes 10 --rate 40      # 10 % faulted calls, fixed rate
+    python3 tools/soak.py soak --minutes 5 --no-cache      # the same with the cache off (RSS)
     python3 tools/soak.py blackhole                         # breaker: fail fast, then recover
 
 soak: every question is unique (no cache hits). The mock answers `safe` after 20 ms, except for
@@ -82,9 +83,25 @@ def free_port():
     return port
 
 
-def start(mock_port, port):
+def config_without_cache():
+    """A copy of the configuration with the verdict cache off, so that RSS shows leaks rather
+    than the cache filling up with unique questions."""
+    import shutil, tempfile
+    d = tempfile.mkdtemp(prefix="guard-soak-")
+    for sub in ["wordlists", "judge_prompts", "models", "policies", "products"]:
+        shutil.copytree(os.path.join(ROOT, sub), os.path.join(d, sub))
+    for name in os.listdir(os.path.join(d, "products")):
+        p = os.path.join(d, "products", name)
+        text = open(p, encoding="utf-8").read().replace("enabled = true", "enabled = false")
+        open(p, "w", encoding="utf-8").write(text)
+    return d
+
+
+def start(mock_port, port, no_cache=False):
     env = dict(os.environ, GUARD_MODEL_URL=f"http://127.0.0.1:{mock_port}/v1", GUARD_MODEL_KIND="llama_guard_3",
                GUARD_MODEL_NAME="lg", GUARD_AUDIT_LOG="off")
+    if no_cache:
+        env["GUARD_CONFIG_DIR"] = config_without_cache()
     proc = subprocess.Popen([os.path.join(ROOT, "target", "release", "guard"), "serve", "--listen", f"127.0.0.1:{port}"],
                             cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
     for _ in range(100):
@@ -205,11 +222,12 @@ def main():
     ap.add_argument("mode", choices=["soak", "blackhole"])
     ap.add_argument("--minutes", type=float, default=10)
     ap.add_argument("--rate", type=float, default=40)
+    ap.add_argument("--no-cache", action="store_true", help="verdict cache off: RSS shows leaks, not the cache")
     args = ap.parse_args()
     mock_port, port = free_port(), free_port()
     mock = ThreadingServer(("127.0.0.1", mock_port), Mock)
     threading.Thread(target=mock.serve_forever, daemon=True).start()
-    proc = start(mock_port, port)
+    proc = start(mock_port, port, args.no_cache)
     try:
         soak(args, port, proc) if args.mode == "soak" else blackhole(port)
     finally:
