@@ -466,13 +466,18 @@ impl Loader<'_> {
         if let Some(m) = self.models.get(rel) {
             return m.clone();
         }
-        let bytes: Arc<Vec<u8>> = if rel.is_empty() {
-            Arc::new(BUILTIN_MODEL.to_vec())
+        // The built-in model never changes: decoded once per process, not on every load.
+        static BUILTIN: std::sync::LazyLock<
+            Result<Arc<EmbeddedModel>, crate::backends::model_file::ModelError>,
+        > = std::sync::LazyLock::new(|| EmbeddedModel::from_bytes(BUILTIN_MODEL).map(Arc::new));
+        let decoded = if rel.is_empty() {
+            BUILTIN.clone()
         } else {
-            self.read(owner, "guard.model_path", rel)?
+            let bytes = self.read(owner, "guard.model_path", rel)?;
+            EmbeddedModel::from_bytes(&bytes).map(Arc::new)
         };
-        let built = match EmbeddedModel::from_bytes(&bytes) {
-            Ok(m) => Some(Arc::new(m)),
+        let built = match decoded {
+            Ok(m) => Some(m),
             Err(e) => {
                 self.problem(
                     owner,

@@ -51,12 +51,18 @@ pub struct AppState {
 /// The one HTTP client for every model call. Per-request deadlines come from each product's
 /// `timeout_ms`; these are outer bounds.
 pub fn http_client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(2))
-        .timeout(Duration::from_secs(30))
-        .pool_idle_timeout(Duration::from_secs(60))
-        .build()
-        .unwrap_or_default()
+    // Built once per process (TLS set-up parses every root certificate); clones share its pool.
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(2))
+                .timeout(Duration::from_secs(30))
+                .pool_idle_timeout(Duration::from_secs(60))
+                .build()
+                .unwrap_or_default()
+        })
+        .clone()
 }
 
 impl AppState {

@@ -4,7 +4,7 @@ use crate::harness::{repo_root, with_guard, TempConfig};
 use guard::config::{load, Overrides};
 
 fn problems(dir: &std::path::Path, overrides: &Overrides) -> Vec<String> {
-    match load(dir, overrides, &reqwest::Client::new()) {
+    match load(dir, overrides, &guard::server::http_client()) {
         Ok(_) => Vec::new(),
         Err(e) => e.problems.iter().map(ToString::to_string).collect(),
     }
@@ -71,15 +71,18 @@ fn overrides_must_come_in_pairs() {
 #[test]
 fn config_rev_changes_with_any_loaded_file() {
     let cfg = TempConfig::new(|_, t| t);
-    let rev =
-        |dir: &std::path::Path| match load(dir, &Overrides::default(), &reqwest::Client::new()) {
-            Ok(s) => s
-                .products
-                .get("wallet-assistant")
-                .map(|p| p.config_rev.clone())
-                .unwrap_or_default(),
-            Err(e) => panic!("{e}"),
-        };
+    let rev = |dir: &std::path::Path| match load(
+        dir,
+        &Overrides::default(),
+        &guard::server::http_client(),
+    ) {
+        Ok(s) => s
+            .products
+            .get("wallet-assistant")
+            .map(|p| p.config_rev.clone())
+            .unwrap_or_default(),
+        Err(e) => panic!("{e}"),
+    };
     let before = rev(cfg.path());
     cfg.write(
         "judge_prompts/wallet-assistant.md",

@@ -213,7 +213,7 @@ fn an_overriding_model_takes_its_own_kinds_thresholds() {
         model_name: Some("lg".into()),
         ..Overrides::default()
     };
-    let set = guard::config::load(&repo_root(), &overrides, &reqwest::Client::new());
+    let set = guard::config::load(&repo_root(), &overrides, &guard::server::http_client());
     let set = set.map_err(|e| e.to_string());
     let Ok(set) = set else {
         panic!("{set:?}");
@@ -290,7 +290,11 @@ impl GuardBackend for Panicking {
 
 #[tokio::test]
 async fn a_panicking_guard_blocks_as_check_failed() {
-    let set = guard::config::load(&repo_root(), &Overrides::default(), &reqwest::Client::new());
+    let set = guard::config::load(
+        &repo_root(),
+        &Overrides::default(),
+        &guard::server::http_client(),
+    );
     let Ok(mut set) = set else {
         panic!("the shipped configuration loads");
     };
@@ -320,7 +324,11 @@ async fn a_panicking_guard_blocks_as_check_failed() {
 
 // 8. Configuration: what check-config accepts, serve runs; every problem at once.
 fn problems(cfg: &TempConfig) -> Vec<String> {
-    match guard::config::load(cfg.path(), &Overrides::default(), &reqwest::Client::new()) {
+    match guard::config::load(
+        cfg.path(),
+        &Overrides::default(),
+        &guard::server::http_client(),
+    ) {
         Ok(_) => Vec::new(),
         Err(e) => e.problems.iter().map(ToString::to_string).collect(),
     }
@@ -374,13 +382,17 @@ fn a_type_error_does_not_hide_the_other_problems() {
 #[test]
 fn config_rev_depends_only_on_what_the_product_loads() {
     let rev = |cfg: &TempConfig| {
-        guard::config::load(cfg.path(), &Overrides::default(), &reqwest::Client::new())
-            .ok()
-            .and_then(|s| {
-                s.products
-                    .get("wallet-assistant")
-                    .map(|p| p.config_rev.clone())
-            })
+        guard::config::load(
+            cfg.path(),
+            &Overrides::default(),
+            &guard::server::http_client(),
+        )
+        .ok()
+        .and_then(|s| {
+            s.products
+                .get("wallet-assistant")
+                .map(|p| p.config_rev.clone())
+        })
     };
     let both = TempConfig::new(|_, text| text);
     let alone = TempConfig::new(|_, text| text);

@@ -12,12 +12,16 @@ use std::sync::OnceLock;
 
 fn config() -> &'static ConfigSet {
     static C: OnceLock<ConfigSet> = OnceLock::new();
-    C.get_or_init(
-        || match load(&repo_root(), &Overrides::default(), &reqwest::Client::new()) {
+    C.get_or_init(|| {
+        match load(
+            &repo_root(),
+            &Overrides::default(),
+            &guard::server::http_client(),
+        ) {
             Ok(c) => c,
             Err(e) => panic!("{e}"),
-        },
-    )
+        }
+    })
 }
 
 fn wallet() -> &'static guard::config::Product {

@@ -217,11 +217,14 @@ fn a_broken_policy_file_is_a_configuration_problem() {
         "policies/wallet-assistant.toml",
         "[[rule]]\nid = \"Bad Id\"\ndescription = \"d\"\naction = \"block\"\nall = [[\"x\"]]\n",
     );
-    let problems =
-        match guard::config::load(cfg.path(), &Overrides::default(), &reqwest::Client::new()) {
-            Ok(_) => Vec::new(),
-            Err(e) => e.problems.iter().map(ToString::to_string).collect(),
-        };
+    let problems = match guard::config::load(
+        cfg.path(),
+        &Overrides::default(),
+        &guard::server::http_client(),
+    ) {
+        Ok(_) => Vec::new(),
+        Err(e) => e.problems.iter().map(ToString::to_string).collect(),
+    };
     let all = problems.join("\n");
     assert!(all.contains("policies/wallet-assistant.toml"), "{all}");
     assert!(all.contains("lower-case"), "{all}");
@@ -231,13 +234,17 @@ fn a_broken_policy_file_is_a_configuration_problem() {
 #[test]
 fn config_rev_covers_the_policy_file() {
     let rev = |cfg: &TempConfig| {
-        guard::config::load(cfg.path(), &Overrides::default(), &reqwest::Client::new())
-            .ok()
-            .and_then(|s| {
-                s.products
-                    .get("wallet-assistant")
-                    .map(|p| p.config_rev.clone())
-            })
+        guard::config::load(
+            cfg.path(),
+            &Overrides::default(),
+            &guard::server::http_client(),
+        )
+        .ok()
+        .and_then(|s| {
+            s.products
+                .get("wallet-assistant")
+                .map(|p| p.config_rev.clone())
+        })
     };
     let cfg = TempConfig::new(|_, t| t);
     let before = rev(&cfg);

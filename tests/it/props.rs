@@ -11,7 +11,7 @@ fn config() -> &'static guard::config::ConfigSet {
         match guard::config::load(
             &crate::harness::repo_root(),
             &Default::default(),
-            &reqwest::Client::new(),
+            &guard::server::http_client(),
         ) {
             Ok(c) => c,
             Err(e) => panic!("{e}"),
