@@ -3,7 +3,7 @@
 //! backend cannot map, paragraphs, panics, configuration, request shapes.
 
 use crate::harness::{
-    app_for, repo_root, screen, shipped_state, state_for, with_guard, TempConfig,
+    app_for, repo_root, screen, shipped_state, state_for, wallet_rev, with_guard, TempConfig,
 };
 use guard::backends::{BackendError, BackendKind, GuardBackend, Judgement};
 use guard::config::Overrides;
@@ -54,6 +54,16 @@ fn llama_guard(url: &str) -> String {
     format!("kind = \"llama_guard_3\"\nurl = \"{url}/v1\"\nmodel = \"lg\"\nallow_below = 0.62\nblock_at = 0.9\ntimeout_ms = 2000")
 }
 
+/// A mock Llama Guard that answers `safe` to everything.
+async fn safe_guard() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat("safe")))
+        .mount(&server)
+        .await;
+    server
+}
+
 /// What the mock guard was sent as the user message.
 async fn sent_to_guard(server: &MockServer) -> Vec<String> {
     server
@@ -101,11 +111,7 @@ async fn hidden_text_blocks_on_both_products() {
 
 #[actix_web::test]
 async fn no_invisible_character_reaches_a_remote_model() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(chat("safe")))
-        .mount(&server)
-        .await;
+    let server = safe_guard().await;
     let cfg = wallet_guard(llama_guard(&server.uri()));
     let v = wallet(
         &cfg,
@@ -120,11 +126,7 @@ async fn no_invisible_character_reaches_a_remote_model() {
 // 2 and 3. Card masking: linear, inside the guard's timer, every digit system and separator.
 #[actix_web::test]
 async fn cards_are_masked_in_every_form_before_a_remote_model() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(chat("safe")))
-        .mount(&server)
-        .await;
+    let server = safe_guard().await;
     let cfg = wallet_guard(llama_guard(&server.uri()));
     for (text, masked) in [
         (
@@ -152,11 +154,7 @@ async fn cards_are_masked_in_every_form_before_a_remote_model() {
 
 #[actix_web::test]
 async fn the_card_masking_worst_case_is_answered_and_timed_in_the_guard_step() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(chat("safe")))
-        .mount(&server)
-        .await;
+    let server = safe_guard().await;
     let cfg = wallet_guard(llama_guard(&server.uri()));
     // 60 KiB of single digits: the cubic search took hours on this; now the request is answered
     // and the masking shows in the guard stage's own timing (benches/safety.rs measures it).
@@ -381,19 +379,7 @@ fn a_type_error_does_not_hide_the_other_problems() {
 
 #[test]
 fn config_rev_depends_only_on_what_the_product_loads() {
-    let rev = |cfg: &TempConfig| {
-        guard::config::load(
-            cfg.path(),
-            &Overrides::default(),
-            &guard::server::http_client(),
-        )
-        .ok()
-        .and_then(|s| {
-            s.products
-                .get("wallet-assistant")
-                .map(|p| p.config_rev.clone())
-        })
-    };
+    let rev = wallet_rev;
     let both = TempConfig::new(|_, text| text);
     let alone = TempConfig::new(|_, text| text);
     std::fs::remove_file(alone.path().join("products/bank-operator.toml")).ok();

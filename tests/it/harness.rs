@@ -284,3 +284,18 @@ impl Drop for LiveServer {
         }
     }
 }
+
+/// The wallet product's `config_rev` in a configuration directory (`None` if it does not load).
+pub fn wallet_rev(cfg: &TempConfig) -> Option<String> {
+    guard::config::load(
+        cfg.path(),
+        &Overrides::default(),
+        &guard::server::http_client(),
+    )
+    .ok()
+    .and_then(|s| {
+        s.products
+            .get("wallet-assistant")
+            .map(|p| p.config_rev.clone())
+    })
+}

@@ -3,7 +3,7 @@
 //! its reason, and hits are counted per rule.
 
 use crate::harness::{
-    app_for, counter_value, screen, shipped_state, state_for, with_judge, TempConfig,
+    app_for, counter_value, screen, shipped_state, state_for, wallet_rev, with_judge, TempConfig,
 };
 use guard::config::Overrides;
 use serde_json::{json, Value};
@@ -233,19 +233,7 @@ fn a_broken_policy_file_is_a_configuration_problem() {
 
 #[test]
 fn config_rev_covers_the_policy_file() {
-    let rev = |cfg: &TempConfig| {
-        guard::config::load(
-            cfg.path(),
-            &Overrides::default(),
-            &guard::server::http_client(),
-        )
-        .ok()
-        .and_then(|s| {
-            s.products
-                .get("wallet-assistant")
-                .map(|p| p.config_rev.clone())
-        })
-    };
+    let rev = wallet_rev;
     let cfg = TempConfig::new(|_, t| t);
     let before = rev(&cfg);
     let path = cfg.path().join("policies/wallet-assistant.toml");
