@@ -2,7 +2,8 @@
 # Load figures for the README, on loopback only, bounded in time:
 #   1. cache-hit latency through HTTP vs a miss on the cheap (language) path;
 #   2. throughput with metrics and the audit log on vs off (cache off, so every request works);
-#   3. RSS with 100,000 cached verdicts.
+#   3. RSS with 100,000 cached verdicts;
+#   4. p99 under steady load without and with 20 admin reloads (reloads build off the workers).
 # Needs: cargo build --release; wrk (apt-get install wrk).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,7 @@ work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
 # A config copy with the cache off, to measure the work itself.
-cp -r products wordlists judge_prompts models "$work/"
+cp -r products wordlists judge_prompts models policies "$work/"
 sed -i 's/^enabled = true/enabled = false/' "$work"/products/*.toml
 
 start() { # dir, extra env...
@@ -71,4 +72,19 @@ echo "RSS at start: $(grep VmRSS /proc/$PID/status)"
 wrk -t2 -c16 -d"${FILL_DUR:-30s}" -s "$work/unique.lua" "http://127.0.0.1:$PORT/v1/screen" | grep "Requests/sec"
 curl -s "http://127.0.0.1:$PORT/metrics" | grep '^guard_cache_entries{product="wallet-assistant"}'
 echo "RSS after:    $(grep VmRSS /proc/$PID/status)"
+stop
+
+echo "== 4. p99 under steady load, without and with 20 reloads (English, cache off)"
+body_script "Why was my card declined at the shop yesterday?"
+start "$work" GUARD_AUDIT_LOG=off GUARD_ADMIN_TOKEN=load-test-token
+echo "-- no reloads"; wrk -t2 -c20 -d"${RELOAD_DUR:-20s}" --latency -s "$work/body.lua" "http://127.0.0.1:$PORT/v1/screen" | grep -E "Requests/sec|^ +50%|^ +99%"
+( for _ in $(seq 20); do
+    curl -s -o /dev/null -w "%{http_code} %{time_total}\n" -X POST \
+      -H "Authorization: Bearer load-test-token" "http://127.0.0.1:$PORT/admin/reload" >> "$work/reloads.txt"
+    sleep 0.8
+  done ) &
+RELOADER=$!
+echo "-- 20 reloads during the run"; wrk -t2 -c20 -d"${RELOAD_DUR:-20s}" --latency -s "$work/body.lua" "http://127.0.0.1:$PORT/v1/screen" | grep -E "Requests/sec|^ +50%|^ +99%"
+wait "$RELOADER" 2>/dev/null || true
+echo "reloads answered 200: $(grep -c '^200' "$work/reloads.txt" || true) of 20; slowest: $(sort -k2 -n "$work/reloads.txt" | tail -1 | cut -d' ' -f2) s"
 stop

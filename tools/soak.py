@@ -6,6 +6,7 @@ injects faults. Bounded in time and count; only 127.0.0.1 is ever contacted.
     python3 tools/soak.py soak --minutes 10 --rate 40      # 10 % faulted calls, fixed rate
     python3 tools/soak.py soak --minutes 5 --no-cache      # the same with the cache off (RSS)
     python3 tools/soak.py blackhole                         # breaker: fail fast, then recover
+    python3 tools/soak.py connections                       # 1,000 connections, 500 ms model (wrk)
 
 soak: every question is unique (no cache hits). The mock answers `safe` after 20 ms, except for
 10 % of questions (chosen by a hash of the text, so the client knows which): a 3 s stall (past
@@ -23,7 +24,8 @@ import sys, threading, time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 FAULTS = ["stall", "reset", "503", "garbage"]
-STATE = {"blackhole": False}
+STATE = {"blackhole": False, "delay": 0.02, "now": 0, "peak": 0}
+LOCK = threading.Lock()
 
 
 def fault_of(text):
@@ -46,8 +48,15 @@ class Mock(http.server.BaseHTTPRequestHandler):
         if STATE["blackhole"]:
             time.sleep(30)
             return
-        fault = fault_of(text)
-        time.sleep(0.02)
+        with LOCK:
+            STATE["now"] += 1
+            STATE["peak"] = max(STATE["peak"], STATE["now"])
+        try:
+            fault = None if STATE["delay"] > 0.1 else fault_of(text)
+            time.sleep(STATE["delay"])
+        finally:
+            with LOCK:
+                STATE["now"] -= 1
         if fault == "stall":
             time.sleep(3)
         elif fault == "reset":
@@ -217,9 +226,47 @@ def blackhole(port):
     }, indent=1))
 
 
+def connections(port, proc, seconds):
+    """1,000 client connections against a model that takes 500 ms: the model must never see more
+    calls at once than the backend's cap (64), and the rest must be shed, not queued."""
+    STATE["delay"] = 0.5
+    lua = os.path.join(ROOT, "target", "soak-unique.lua")
+    with open(lua, "w") as f:
+        f.write("""local n = 0
+request = function()
+  n = n + 1
+  local body = string.format('{"product": "wallet-assistant", "text": "what is my balance %d %d"}', math.random(1, 1000000000), n)
+  return wrk.format("POST", "/v1/screen", {["Content-Type"] = "application/json"}, body)
+end
+""")
+    rss = []
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
+            rss.append(rss_kib(proc.pid))
+            time.sleep(0.5)
+
+    threading.Thread(target=sample, daemon=True).start()
+    out = subprocess.run(["wrk", "-t2", "-c1000", f"-d{seconds}s", "--timeout", "10s", "--latency", "-s", lua,
+                          f"http://127.0.0.1:{port}/v1/screen"], capture_output=True, text=True).stdout
+    done.set()
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    c.request("GET", "/metrics")
+    metrics = c.getresponse().read().decode()
+    calls = {l.split("outcome=")[1].split('"')[1]: float(l.split()[-1]) for l in metrics.splitlines()
+             if l.startswith("guard_model_calls_total{backend=\"llama_guard_3\"")}
+    print(json.dumps({
+        "client_connections": 1000, "model_delay_ms": 500, "backend_cap": 64,
+        "peak_concurrent_model_calls": STATE["peak"], "model_call_outcomes": calls,
+        "rss_kib_peak": max(rss or [0]), "rss_kib_start": rss[0] if rss else None,
+        "wrk": [l.strip() for l in out.splitlines() if "Requests/sec" in l or "50%" in l or "99%" in l or "Socket" in l or "Non-2xx" in l],
+    }, indent=1))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["soak", "blackhole"])
+    ap.add_argument("mode", choices=["soak", "blackhole", "connections"])
     ap.add_argument("--minutes", type=float, default=10)
     ap.add_argument("--rate", type=float, default=40)
     ap.add_argument("--no-cache", action="store_true", help="verdict cache off: RSS shows leaks, not the cache")
@@ -229,7 +276,12 @@ def main():
     threading.Thread(target=mock.serve_forever, daemon=True).start()
     proc = start(mock_port, port, args.no_cache)
     try:
-        soak(args, port, proc) if args.mode == "soak" else blackhole(port)
+        if args.mode == "soak":
+            soak(args, port, proc)
+        elif args.mode == "connections":
+            connections(port, proc, 20)
+        else:
+            blackhole(port)
     finally:
         proc.terminate()
         proc.wait(timeout=15)
