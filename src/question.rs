@@ -166,6 +166,10 @@ impl Hidden {
     /// One linear pass over the normalised text.
     fn scan(text: &str) -> Hidden {
         let mut h = Hidden::default();
+        // Every carrier of hidden text is outside ASCII: the common question costs one check.
+        if text.is_ascii() {
+            return h;
+        }
         let chars: Vec<char> = text.chars().collect();
         let mut i = 0;
         let mut selector_bytes: Vec<u8> = Vec::new();
