@@ -216,6 +216,85 @@ impl AuditLog {
         self.write(&line);
     }
 
+    /// The tool-call gate's decision log: one line per round, each proposed call with its
+    /// decision and reason, argument names and keyed hashes of their values (never the values).
+    pub fn record_gate(&self, v: &crate::gate::GateVerdict, latency_micros: u64) {
+        if self.is_off() {
+            return;
+        }
+        let calls: Vec<serde_json::Value> = v
+            .decisions
+            .iter()
+            .map(|d| {
+                let args: serde_json::Map<String, serde_json::Value> = d
+                    .arg_hashes
+                    .iter()
+                    .map(|(k, h)| (k.clone(), self.text_hash(h).into()))
+                    .collect();
+                serde_json::json!({
+                    "index": d.index,
+                    "id": d.id,
+                    "tool": d.tool,
+                    "decision": d.decision,
+                    "reason": d.reason,
+                    "rule": d.rule,
+                    "reuse_of": d.reuse_of,
+                    "args_hmac": args,
+                })
+            })
+            .collect();
+        let line = serde_json::json!({
+            "ts": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            "kind": "tool_calls",
+            "product": v.product,
+            "config_rev": v.config_rev,
+            "conversation_hmac": self.text_hash(&v.conversation),
+            "turn": v.turn,
+            "calls": calls,
+            "latency_micros": latency_micros,
+        })
+        .to_string();
+        self.write(&line);
+    }
+
+    /// One `/v1/screen-context` request: per document its decision and reason, and a keyed
+    /// hash of its text.
+    pub fn record_context(
+        &self,
+        v: &crate::context::ContextVerdict,
+        text_hmacs: &[String],
+        latency_micros: u64,
+    ) {
+        if self.is_off() {
+            return;
+        }
+        let docs: Vec<serde_json::Value> = v
+            .documents
+            .iter()
+            .zip(text_hmacs)
+            .map(|(d, h)| {
+                serde_json::json!({
+                    "index": d.index,
+                    "decision": d.decision,
+                    "reason": d.reason,
+                    "categories": d.categories,
+                    "text_hmac": h,
+                })
+            })
+            .collect();
+        let line = serde_json::json!({
+            "ts": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            "kind": "context",
+            "request_id": v.request_id,
+            "product": v.product,
+            "config_rev": v.config_rev,
+            "documents": docs,
+            "latency_micros": latency_micros,
+        })
+        .to_string();
+        self.write(&line);
+    }
+
     pub fn record(&self, product: &str, text: &str, v: &Verdict, latency_micros: u64) {
         if self.is_off() {
             return;

@@ -100,6 +100,10 @@ pub struct Metrics {
     audit_dropped: IntGauge,
     output_findings: IntCounterVec,
     output_decisions: IntCounterVec,
+    tool_decisions: IntCounterVec,
+    tool_velocity: IntCounterVec,
+    gate_seconds: HistogramVec,
+    context_documents: IntCounterVec,
     in_flight: IntGauge,
     http_errors: IntCounterVec,
     config_info: IntGaugeVec,
@@ -236,6 +240,30 @@ impl Metrics {
                 r.register(Box::new(g.clone()))?;
                 g
             },
+            tool_decisions: counter(
+                &r,
+                "guard_tool_decisions_total",
+                "Tool-call gate decisions, by product, tool (`other` when not on the allowlist), decision and reason",
+                &["product", "tool", "decision", "reason"],
+            )?,
+            tool_velocity: counter(
+                &r,
+                "guard_tool_velocity_total",
+                "Tool calls skipped because a velocity window was full, by product and rule",
+                &["product", "rule"],
+            )?,
+            gate_seconds: histogram(
+                &r,
+                "guard_gate_seconds",
+                "Time to decide one round of tool calls, by product and state store",
+                &["product", "store"],
+            )?,
+            context_documents: counter(
+                &r,
+                "guard_context_documents_total",
+                "Untrusted documents screened by /v1/screen-context, by product and decision",
+                &["product", "decision"],
+            )?,
             audit_dropped: {
                 let g = IntGauge::new(
                     "guard_audit_dropped_lines",
@@ -400,6 +428,46 @@ impl Metrics {
         }
         self.output_decisions
             .with_label_values(&[product, v.decision.as_str()])
+            .inc();
+    }
+
+    /// One round of the tool-call gate. Tool names outside the product's allowlist are counted
+    /// as `other` (the label set stays closed whatever the model proposes).
+    pub fn record_gate(
+        &self,
+        v: &crate::gate::GateVerdict,
+        policy: &crate::gate::policy::ToolPolicy,
+        seconds: f64,
+    ) {
+        if !self.enabled {
+            return;
+        }
+        for d in &v.decisions {
+            let tool = d
+                .tool
+                .as_deref()
+                .filter(|t| policy.tools.contains_key(*t))
+                .unwrap_or("other");
+            self.tool_decisions
+                .with_label_values(&[&v.product, tool, d.decision.as_str(), d.reason.as_str()])
+                .inc();
+            if let Some(rule) = &d.rule {
+                self.tool_velocity
+                    .with_label_values(&[&v.product, rule])
+                    .inc();
+            }
+        }
+        self.gate_seconds
+            .with_label_values(&[&v.product, policy.store.as_str()])
+            .observe(seconds);
+    }
+
+    pub fn record_context(&self, product: &str, decision: crate::context::DocDecision) {
+        if !self.enabled {
+            return;
+        }
+        self.context_documents
+            .with_label_values(&[product, decision.as_str()])
             .inc();
     }
 

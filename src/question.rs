@@ -326,7 +326,7 @@ fn decode_token(token: &str) -> Option<(Encoding, String)> {
     let token = token.trim_end_matches(['.', ':', '!', '?']);
     let hex = token.strip_prefix("0x").unwrap_or(token);
     if hex.len() >= MIN_HEX_DIGITS
-        && hex.len() % 2 == 0
+        && hex.len().is_multiple_of(2)
         && hex.bytes().all(|b| b.is_ascii_hexdigit())
     {
         if let Ok(bytes) = hex::decode(hex) {

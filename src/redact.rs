@@ -941,7 +941,7 @@ impl LuhnSums {
             while let Some((d, len)) = (i < g.end).then(|| digit_at(bytes, i)).flatten() {
                 i += len;
                 let doubled = if d >= 5 { 2 * d - 9 } else { 2 * d };
-                let (p, s) = if k % 2 == 0 {
+                let (p, s) = if k.is_multiple_of(2) {
                     (d, doubled)
                 } else {
                     (doubled, d)
@@ -956,7 +956,7 @@ impl LuhnSums {
 
     /// Digits `start..end` (indices among all the text's digits) pass the Luhn check.
     fn valid(&self, start: usize, end: usize) -> bool {
-        let sums = if (end - 1) % 2 == 0 {
+        let sums = if (end - 1).is_multiple_of(2) {
             &self.plain
         } else {
             &self.shifted

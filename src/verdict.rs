@@ -61,6 +61,12 @@ impl Stage {
         Stage::Judge,
     ];
 
+    /// Untrusted content (retrieved documents, tool results) for `/v1/screen-context`: the
+    /// injection signatures with the hidden-text checks, then the guard model. No language
+    /// screen (documents may be in any language), no product rules (they are about customers'
+    /// questions), no judge (its instructions are about questions too): borderline blocks.
+    pub const CONTEXT: [Stage; 2] = [Stage::Signatures, Stage::Guard];
+
     /// The language screen alone (the eval suites' `language` cases).
     pub const LANGUAGE: [Stage; 3] = [Stage::Script, Stage::Banglish, Stage::LangId];
 }

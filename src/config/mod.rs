@@ -10,6 +10,7 @@ pub mod raw;
 use crate::backends::breaker::{Breaker, BreakerSettings};
 use crate::backends::embedded::{EmbeddedBackend, EmbeddedModel, BUILTIN_MODEL};
 use crate::backends::{BackendKind, GuardBackend, RemoteTarget};
+use crate::gate::policy::ToolPolicy;
 use crate::redact::{Kind, Redactor};
 use crate::stages::banglish::Lexicon;
 use crate::stages::guard::Thresholds;
@@ -116,6 +117,8 @@ pub struct Product {
     pub policy: Arc<Policy>,
     /// What the output screen masks and blocks (`[output]`).
     pub output: Arc<OutputPolicy>,
+    /// The tool-call gate's policy (`[tool_gate]`, `[tools.*]`, `[[velocity]]` in the policy file).
+    pub tools: Arc<ToolPolicy>,
     /// The remote guard's breaker and concurrency cap (none for the embedded model).
     pub guard_breaker: Option<Arc<Breaker>>,
     /// The judge's breaker and concurrency cap.
@@ -519,15 +522,16 @@ impl Loader<'_> {
             .clone()
     }
 
-    /// A product's policy rules; no file named means no rules.
-    fn policy(&mut self, owner: &str, rel: &str) -> Arc<Policy> {
+    /// A product's policy rules and tool policy; no file named means no rules and no tools.
+    fn policy(&mut self, owner: &str, rel: &str) -> (Arc<Policy>, Arc<ToolPolicy>) {
+        let none = || (Arc::new(Policy::empty()), Arc::new(ToolPolicy::default()));
         if rel.is_empty() {
-            return Arc::new(Policy::empty());
+            return none();
         }
         let Some(text) = self.read_text(owner, "policy.rules", rel) else {
-            return Arc::new(Policy::empty());
+            return none();
         };
-        let raw: RawPolicy = match toml::from_str(&text) {
+        let mut raw: RawPolicy = match toml::from_str(&text) {
             Ok(r) => r,
             Err(e) => {
                 self.problem(
@@ -536,10 +540,24 @@ impl Loader<'_> {
                     e.message().trim().to_string(),
                     "see the policy file reference in README.md",
                 );
-                return Arc::new(Policy::empty());
+                return none();
             }
         };
-        match Policy::build(raw) {
+        let tools = ToolPolicy::build(
+            raw.tool_gate.take(),
+            std::mem::take(&mut raw.tools),
+            std::mem::take(&mut raw.velocity),
+        );
+        let tools = match tools {
+            Ok(t) => Arc::new(t),
+            Err(problems) => {
+                for (key, message) in problems {
+                    self.problem(rel, &key, message, "see \"Tool-call gate\" in README.md");
+                }
+                Arc::new(ToolPolicy::default())
+            }
+        };
+        let rules = match Policy::build(raw) {
             Ok(p) => Arc::new(p),
             Err(problems) => {
                 for (rule, message) in problems {
@@ -552,7 +570,8 @@ impl Loader<'_> {
                 }
                 Arc::new(Policy::empty())
             }
-        }
+        };
+        (rules, tools)
     }
 
     fn api_key(&mut self, owner: &str, key: &str, env: &str) -> Option<String> {
@@ -727,7 +746,7 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
     let guard = raw.guard.build(l, &file, overrides);
     let judge = raw.judge.build(l, &file, name, overrides);
     let cache = raw.cache.build(l, &file);
-    let policy = l.policy(&file, &raw.policy.rules);
+    let (policy, tools) = l.policy(&file, &raw.policy.rules);
     let output = Arc::new(raw.output.build(l, &file));
 
     // The revision covers exactly what this product loaded, in a fixed order.
@@ -788,6 +807,7 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
         ),
         policy,
         output,
+        tools,
         lexicon: lexicon?,
         signatures: signatures?,
         guard: guard.backend,

@@ -64,6 +64,18 @@ pub(super) async fn read_request(
     req: &HttpRequest,
     payload: web::Payload,
 ) -> Result<(String, String, Option<String>), ApiError> {
+    let request: ScreenRequest = read_object(state, req, payload).await?;
+    let (product, text, request_id) = validate(request)?;
+    authorize_product(state, req, &product)?;
+    Ok((product, text, request_id))
+}
+
+/// A JSON object body, read within the limits and parsed into `T` (every route's first step).
+pub(super) async fn read_object<T: serde::de::DeserializeOwned>(
+    state: &AppState,
+    req: &HttpRequest,
+    payload: web::Payload,
+) -> Result<T, ApiError> {
     require_json(req.headers())?;
     let body = read_body(state, payload).await?;
     // serde reads a struct from a JSON array too (fields by position): only an object is a request.
@@ -74,10 +86,7 @@ pub(super) async fn read_request(
             "the body must be a JSON object",
         ));
     }
-    let request: ScreenRequest = serde_json::from_slice(&body).map_err(ApiError::malformed_json)?;
-    let (product, text, request_id) = validate(request)?;
-    authorize_product(state, req, &product)?;
-    Ok((product, text, request_id))
+    serde_json::from_slice(&body).map_err(ApiError::malformed_json)
 }
 
 /// Missing or empty fields are 422 with a code naming the field.
@@ -308,9 +317,12 @@ pub async fn fallback(
 ) -> Result<HttpResponse, ApiError> {
     let ops = state.ops_on_main;
     let allowed = match req.path() {
-        "/v1/screen" | "/v1/screen-output" | "/v1/screen-output/stream" | "/admin/reload" => {
-            Some("POST")
-        }
+        "/v1/screen"
+        | "/v1/screen-output"
+        | "/v1/screen-output/stream"
+        | "/v1/tool-calls"
+        | "/v1/screen-context"
+        | "/admin/reload" => Some("POST"),
         "/metrics" | "/healthz" | "/readyz" if ops => Some("GET"),
         _ => None,
     };

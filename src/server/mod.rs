@@ -1,6 +1,7 @@
 //! The HTTP service: one `AppState` built once and shared, the route table, and `create_app`,
 //! used by `guard serve` and by the integration tests alike.
 
+pub mod agent;
 pub mod auth;
 pub mod error;
 pub mod handlers;
@@ -43,6 +44,8 @@ pub struct AppState {
     /// API keys scoped to products (`GUARD_API_KEYS`, `GUARD_API_KEYS_FILE`); `None`: no
     /// authentication (loopback only, unless told otherwise: see `guard serve`).
     pub api_keys: Option<auth::ApiKeys>,
+    /// The tool-call gate's state: in process, and Redis when `GUARD_REDIS_URL` is set.
+    pub gate: crate::gate::Stores,
     /// Serve `/metrics`, `/healthz` and `/readyz` on the main address too (off when
     /// `GUARD_OPS_LISTEN` gives them their own).
     pub ops_on_main: bool,
@@ -106,6 +109,14 @@ impl AppState {
                     key: "GUARD_API_KEYS".into(),
                     message: e,
                     hint: "`<key> <product>[,<product>]` or `<key> *`, one per line or `;`".into(),
+                }],
+            })?,
+            gate: crate::gate::Stores::from_env().map_err(|e| ConfigError {
+                problems: vec![config::Problem {
+                    file: "environment".into(),
+                    key: "GUARD_REDIS_URL".into(),
+                    message: e,
+                    hint: "redis://host:6379/0".into(),
                 }],
             })?,
             ops_on_main: true,
@@ -193,6 +204,8 @@ pub fn create_app(
             "/v1/screen-output/stream",
             web::post().to(output::screen_output_stream),
         )
+        .route("/v1/tool-calls", web::post().to(agent::tool_calls))
+        .route("/v1/screen-context", web::post().to(agent::screen_context))
         .configure(move |cfg| {
             if ops {
                 ops_routes(cfg);

@@ -67,6 +67,13 @@ pub struct RawPolicy {
     pub window_words: usize,
     #[serde(default, rename = "rule")]
     pub rules: Vec<RawRule>,
+    /// The tool-call gate's sections ([`crate::gate::policy`]), in the same file.
+    #[serde(default)]
+    pub tool_gate: Option<crate::gate::policy::RawToolGate>,
+    #[serde(default)]
+    pub tools: std::collections::BTreeMap<String, crate::gate::policy::RawTool>,
+    #[serde(default)]
+    pub velocity: Vec<crate::gate::policy::RawVelocity>,
 }
 
 fn default_window() -> usize {
