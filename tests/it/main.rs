@@ -10,6 +10,8 @@ mod cli;
 mod config;
 mod evals;
 mod fail_closed;
+mod gate;
+mod gate_redis;
 mod judge;
 mod ops;
 mod output;
