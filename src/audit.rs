@@ -227,9 +227,9 @@ impl AuditLog {
             .iter()
             .map(|d| {
                 let args: serde_json::Map<String, serde_json::Value> = d
-                    .arg_hashes
+                    .arg_values
                     .iter()
-                    .map(|(k, h)| (k.clone(), self.text_hash(h).into()))
+                    .map(|(k, v)| (k.clone(), self.text_hash(v).into()))
                     .collect();
                 serde_json::json!({
                     "index": d.index,

@@ -31,24 +31,46 @@ fn write(value: &Value, out: &mut String) {
             out.push(']');
         }
         Value::Object(map) => {
-            let mut entries: Vec<(String, &Value)> =
-                map.iter().map(|(k, v)| (k.nfc().collect(), v)).collect();
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
-            out.push('{');
-            for (i, (k, v)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                string(&k, out);
-                out.push(':');
-                write(v, out);
-            }
-            out.push('}');
+            object(map.iter(), out);
         }
     }
 }
 
+/// An object's entries with their keys in NFC, sorted.
+fn object<'a>(entries: impl Iterator<Item = (&'a String, &'a Value)>, out: &mut String) {
+    let mut entries: Vec<(std::borrow::Cow<'a, str>, &Value)> = entries
+        .map(|(k, v)| {
+            let key = if k.is_ascii() {
+                std::borrow::Cow::Borrowed(k.as_str())
+            } else {
+                std::borrow::Cow::Owned(k.nfc().collect())
+            };
+            (key, v)
+        })
+        .collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    out.push('{');
+    for (i, (k, v)) in entries.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        string(&k, out);
+        out.push(':');
+        write(v, out);
+    }
+    out.push('}');
+}
+
 fn string(s: &str, out: &mut String) {
+    // Plain ASCII (the common case) is already NFC and needs no escaping.
+    if s.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     let nfc: String = s.nfc().collect();
     out.push_str(&Value::String(nfc).to_string());
 }
@@ -70,10 +92,24 @@ fn number(n: &serde_json::Number) -> String {
 
 /// What identifies a call: its tool and canonical arguments, hashed.
 pub fn call_hash(tool: &str, args: &Value) -> String {
+    match args {
+        Value::Object(map) => call_hash_of_object(tool, map),
+        other => hash_text(tool, &canonical(other)),
+    }
+}
+
+/// [`call_hash`] of an arguments object, without copying it.
+pub fn call_hash_of_object(tool: &str, args: &serde_json::Map<String, Value>) -> String {
+    let mut text = String::with_capacity(128);
+    object(args.iter(), &mut text);
+    hash_text(tool, &text)
+}
+
+fn hash_text(tool: &str, canonical: &str) -> String {
     let mut h = Sha256::new();
     h.update(tool.as_bytes());
     h.update([0u8]);
-    h.update(canonical(args).as_bytes());
+    h.update(canonical.as_bytes());
     hex::encode(&h.finalize()[..16])
 }
 

@@ -128,9 +128,10 @@ pub struct CallDecision {
     /// For `velocity`: the rule's id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
-    /// The argument names with a hash of each canonical value (for the decision log only).
+    /// The argument names with each canonical value: for the decision log, which writes only
+    /// keyed hashes of them. Never serialised.
     #[serde(skip)]
-    pub arg_hashes: Vec<(String, String)>,
+    pub arg_values: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -221,6 +222,7 @@ pub async fn decide(
 ) -> GateVerdict {
     let started = Instant::now();
     let nonce = nonce();
+    let conversation = hash(&round.conversation);
     let mut decisions = Vec::with_capacity(round.calls.len());
     let mut pending: Vec<(usize, Pending, Tentative)> = Vec::new();
     let mut ids: HashMap<String, usize> = HashMap::new();
@@ -234,9 +236,15 @@ pub async fn decide(
             message: None,
             reuse_of: None,
             rule: None,
-            arg_hashes: arg_hashes(&call.args),
+            arg_values: arg_values(&call.args),
         };
-        match check(policy, &round, call, index, &mut ids, &nonce, product) {
+        let at = Site {
+            product,
+            conversation: &conversation,
+            nonce: &nonce,
+            index,
+        };
+        match check(policy, call, &at, &mut ids) {
             Err((reason, message)) => {
                 d.reason = reason;
                 d.message = Some(message);
@@ -335,16 +343,22 @@ struct Tentative {
 
 type Refusal = (GateReason, String);
 
+/// Where a call stands: its product, conversation (hashed), round and position.
+struct Site<'a> {
+    product: &'a str,
+    conversation: &'a str,
+    nonce: &'a str,
+    index: usize,
+}
+
 /// The static checks of one call, in order; `Ok` when only the state can still stop it.
 fn check(
     policy: &ToolPolicy,
-    round: &Round,
     call: &ProposedCall,
-    index: usize,
+    at: &Site<'_>,
     ids: &mut HashMap<String, usize>,
-    nonce: &str,
-    product: &str,
 ) -> Result<(Tentative, Pending), Refusal> {
+    let index = at.index;
     let cap = policy.max_calls_per_round;
     if index >= cap {
         return Err((
@@ -418,12 +432,12 @@ fn check(
             message: None,
         }
     };
-    let ops = counters(policy, tool, name, args, round, index, nonce, product)?;
+    let ops = counters(policy, tool, name, args, at)?;
     Ok((
         tentative,
         Pending {
             id: id.to_string(),
-            hash: canonical::call_hash(name, &Value::Object(args.clone())),
+            hash: canonical::call_hash_of_object(name, args),
             ops,
         },
     ))
@@ -507,19 +521,15 @@ fn limits(tool: &Tool, args: &serde_json::Map<String, Value>) -> Result<Option<f
 }
 
 /// The velocity windows this call is counted in.
-#[allow(clippy::too_many_arguments)]
 fn counters(
     policy: &ToolPolicy,
     tool: &Tool,
     name: &str,
     args: &serde_json::Map<String, Value>,
-    round: &Round,
-    index: usize,
-    nonce: &str,
-    product: &str,
+    at: &Site<'_>,
 ) -> Result<Vec<CounterOp>, Refusal> {
     let mut ops = Vec::new();
-    let conversation = hash(&round.conversation);
+    let (nonce, index, conversation) = (at.nonce, at.index, at.conversation);
     for (rule, v) in policy.velocity.iter().enumerate() {
         if v.tool.as_deref().is_some_and(|t| t != name) {
             continue;
@@ -551,11 +561,11 @@ fn counters(
             _ => "",
         };
         let scope: &[&str] = match v.scope {
-            Scope::Conversation => &["v", &v.id, "c", &conversation, tool_part],
+            Scope::Conversation => &["v", &v.id, "c", conversation, tool_part],
             Scope::Product => &["v", &v.id, "p", tool_part],
         };
         ops.push(CounterOp {
-            key: key(product, scope),
+            key: key(at.product, scope),
             window_ms: v.window_ms,
             max: v.max,
             member,
@@ -654,13 +664,18 @@ fn grouped(n: f64) -> String {
     out
 }
 
+/// A short (96-bit) hash for keys and counted members.
 fn hash(s: &str) -> String {
-    crate::text::sha256_hex(s.as_bytes())[..24].to_string()
+    use sha2::{Digest, Sha256};
+    hex::encode(&Sha256::digest(s.as_bytes())[..12])
 }
 
 /// A state key. The product is a Redis hash tag, so one product's keys share a cluster slot.
 fn key(product: &str, parts: &[&str]) -> String {
-    let mut k = format!("guard:gate:{{{product}}}");
+    let mut k = String::with_capacity(96);
+    k.push_str("guard:gate:{");
+    k.push_str(product);
+    k.push('}');
     for p in parts {
         k.push(':');
         k.push_str(p);
@@ -681,12 +696,12 @@ fn nonce() -> String {
     crate::text::sha256_hex(seed.as_bytes())[..20].to_string()
 }
 
-/// Argument names with a short hash of each canonical value: the decision log's view of a call.
-fn arg_hashes(args: &Result<Value, String>) -> Vec<(String, String)> {
+/// Argument names with each canonical value: the decision log's view of a call (hashed there).
+fn arg_values(args: &Result<Value, String>) -> Vec<(String, String)> {
     match args {
         Ok(Value::Object(map)) => map
             .iter()
-            .map(|(k, v)| (k.clone(), hash(&canonical::canonical(v))))
+            .map(|(k, v)| (k.clone(), canonical::canonical(v)))
             .collect(),
         _ => Vec::new(),
     }

@@ -8,6 +8,7 @@ mod backends;
 mod bad_input;
 mod cli;
 mod config;
+mod context;
 mod evals;
 mod fail_closed;
 mod gate;
