@@ -48,14 +48,17 @@ pub(crate) fn check_config(config_dir: std::path::PathBuf) -> anyhow::Result<Exi
                     "none"
                 };
                 println!(
-                    "ok  {}  config_rev={}  guard={} (allow_below={} block_at={})  judge={judge}  signatures={} ({} KiB)",
+                    "ok  {}  config_rev={}  guard={} (allow_below={} block_at={})  judge={judge}  signatures={} ({} KiB)  tools={} velocity={} gate_store={}",
                     p.name,
                     p.config_rev,
                     p.guard.kind().as_str(),
                     p.thresholds.allow_below,
                     p.thresholds.block_at,
                     p.signatures.count,
-                    p.signatures.memory_usage() / 1024
+                    p.signatures.memory_usage() / 1024,
+                    p.tools.tools.len(),
+                    p.tools.velocity.len(),
+                    p.tools.store.as_str()
                 );
             }
             Ok(ExitCode::SUCCESS)

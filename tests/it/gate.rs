@@ -748,3 +748,30 @@ async fn a_product_on_redis_without_a_redis_url_fails_closed() {
     // The static refusal stays what it is.
     assert_eq!(got[1].1, GateReason::ToolNotAllowed);
 }
+
+#[actix_web::test]
+async fn wrong_methods_types_and_broken_json_are_clear_errors_on_both_routes() {
+    let app = app_for(shipped_state()).await;
+    for uri in ["/v1/tool-calls", "/v1/screen-context"] {
+        let get = web_test::TestRequest::get().uri(uri).to_request();
+        let resp = web_test::call_service(&app, get).await;
+        assert_eq!(resp.status().as_u16(), 405, "{uri}");
+        for (ct, body, status, code) in [
+            ("text/plain", "{}", 415, "unsupported_media_type"),
+            ("application/json", "{\"product\": ", 400, "malformed_json"),
+            ("application/json", "[1, 2]", 400, "malformed_json"),
+            ("application/json", "\"calls\"", 400, "malformed_json"),
+        ] {
+            let req = web_test::TestRequest::post()
+                .uri(uri)
+                .insert_header(("content-type", ct))
+                .set_payload(body)
+                .to_request();
+            let resp = web_test::call_service(&app, req).await;
+            assert_eq!(resp.status().as_u16(), status, "{uri} {body}");
+            let v: Value =
+                serde_json::from_slice(&web_test::read_body(resp).await).unwrap_or_default();
+            assert_eq!(v["error"]["code"], code, "{uri} {body}");
+        }
+    }
+}
