@@ -198,3 +198,178 @@ async fn api_keys_are_scoped_to_products() {
         web_test::call_service(&app, stream("wallet-key-00000001", "wallet-assistant")).await;
     assert_eq!(resp.status().as_u16(), 200);
 }
+
+fn remote_guard_state(url: &str, extra: &str) -> web::Data<AppState> {
+    let table = format!("kind = \"llama_guard_3\"\nurl = \"{url}/v1\"\nmodel = \"lg\"\n{extra}");
+    let cfg = TempConfig::new(move |name, text| {
+        if name == "wallet-assistant" {
+            with_guard(text, &table)
+        } else {
+            text
+        }
+    });
+    let state = AppState::load(
+        cfg.path().to_path_buf(),
+        Overrides::default(),
+        memory_audit(),
+    );
+    // The configuration is built; the directory may go.
+    drop(cfg);
+    match state {
+        Ok(s) => web::Data::new(s),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn safe_answer() -> Value {
+    json!({"choices": [{"message": {"role": "assistant", "content": "safe"}}]})
+}
+
+#[actix_web::test]
+async fn a_full_backend_sheds_the_next_call_at_once_and_blocks_it() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(safe_answer())
+                .set_delay(Duration::from_millis(800)),
+        )
+        .mount(&server)
+        .await;
+    let state = remote_guard_state(&server.uri(), "max_concurrent = 1\ntimeout_ms = 3000");
+    let app = app_for(state).await;
+    let first = screen(
+        &app,
+        json!({"product": "wallet-assistant", "text": "what is my balance today"}),
+    );
+    let second = async {
+        // Start once the first call holds the backend's only slot.
+        while server.received_requests().await.map_or(0, |r| r.len()) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        screen(
+            &app,
+            json!({"product": "wallet-assistant", "text": "how do I change my pin"}),
+        )
+        .await
+    };
+    let ((_, a), (_, b)) = futures_util::future::join(first, second).await;
+    assert_eq!(a["decision"], "allow", "{a}");
+    assert_eq!(b["reason"], "guard_unavailable", "{b}");
+    assert_eq!(b["fail_mode"], "closed", "{b}");
+    let detail = b["trace"]
+        .as_array()
+        .and_then(|t| t.last())
+        .map(|t| t["detail"].clone());
+    assert_eq!(detail, Some(json!("llama_guard_3: shed")), "{b}");
+    assert_eq!(server.received_requests().await.map_or(0, |r| r.len()), 1);
+}
+
+#[actix_web::test]
+async fn the_breaker_half_opens_after_its_cool_down_and_a_good_probe_closes_it() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(503))
+        .up_to_n_times(3)
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(safe_answer()))
+        .with_priority(2)
+        .mount(&server)
+        .await;
+    let state = remote_guard_state(
+        &server.uri(),
+        "breaker_failures = 3\nbreaker_cooldown_ms = 300",
+    );
+    let app = app_for(state).await;
+    let ask = |i: usize| {
+        let text = format!("what is the fee for transfer number {i}");
+        screen(&app, json!({"product": "wallet-assistant", "text": text}))
+    };
+    let detail = |v: &Value| {
+        v["trace"]
+            .as_array()
+            .and_then(|t| t.last())
+            .map(|t| t["detail"].clone())
+            .unwrap_or_default()
+    };
+    for i in 0..3 {
+        let (_, v) = ask(i).await;
+        assert_eq!(detail(&v), "llama_guard_3: error", "{v}");
+    }
+    let (_, v) = ask(3).await;
+    assert_eq!(detail(&v), "llama_guard_3: circuit_open", "{v}");
+    let readyz = |app| async move {
+        let req = web_test::TestRequest::get().uri("/readyz").to_request();
+        let v: Value = web_test::call_and_read_body_json(app, req).await;
+        v["breakers"]["wallet-assistant"]["guard"].clone()
+    };
+    assert_eq!(readyz(&app).await, "open");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // The cool-down is over: the next call is the probe; the model answers, the breaker closes.
+    let (_, v) = ask(4).await;
+    assert_eq!(v["decision"], "allow", "{v}");
+    assert_eq!(readyz(&app).await, "closed");
+    let (_, v) = ask(5).await;
+    assert_eq!(v["decision"], "allow", "{v}");
+    assert_eq!(server.received_requests().await.map_or(0, |r| r.len()), 5);
+}
+
+/// A reload builds off the request path: on a one-worker server, screens sent while a reload
+/// rebuilds every matcher are answered before the reload is. (With the build inside the
+/// handler, as before, that one worker served nothing until the reload was done.)
+#[test]
+fn screens_are_answered_while_a_reload_builds() {
+    let cfg = TempConfig::new(|_, text| text);
+    let state = crate::harness::state_with_token(cfg.path(), Overrides::default(), Some("tok-123"));
+    let server = LiveServer::start(state);
+    // Changed wordlists: the reload must build the lexicon and the signatures anew.
+    for (file, line) in [
+        ("wordlists/english.txt", "zzyzzxreloadtestword 1.00"),
+        ("wordlists/injection-en.txt", "zzyzzx reload test signature"),
+    ] {
+        let path = cfg.path().join(file);
+        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+        text.push_str(&format!("\n{line}\n"));
+        std::fs::write(&path, text).ok();
+    }
+    let reload_done = std::sync::Mutex::new(None::<Instant>);
+    let first_screen = std::sync::Mutex::new(None::<Instant>);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let answer = server.raw(
+                b"POST /admin/reload HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer tok-123\r\nContent-Length: 0\r\n\r\n",
+            );
+            assert!(answer.contains("reloaded"), "{answer}");
+            *reload_done.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+        });
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(30));
+            for _ in 0..5 {
+                let (status, body) = server.send(
+                    "POST",
+                    "/v1/screen",
+                    Some("application/json"),
+                    br#"{"product": "wallet-assistant", "text": "what is my balance"}"#,
+                );
+                assert_eq!(status, 200, "{body}");
+                let mut first = first_screen.lock().unwrap_or_else(|e| e.into_inner());
+                if first.is_none() {
+                    *first = Some(Instant::now());
+                }
+            }
+        });
+    });
+    let reload_done = reload_done.into_inner().unwrap_or_default();
+    let first_screen = first_screen.into_inner().unwrap_or_default();
+    match (first_screen, reload_done) {
+        (Some(screen), Some(reload)) => assert!(
+            screen < reload,
+            "the first screen waited for the reload ({:?} after it)",
+            screen - reload
+        ),
+        other => panic!("{other:?}"),
+    }
+}
