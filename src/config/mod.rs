@@ -469,10 +469,6 @@ impl Loader<'_> {
         if let Some(m) = self.models.get(rel) {
             return m.clone();
         }
-        // The built-in model never changes: decoded once per process, not on every load.
-        static BUILTIN: std::sync::LazyLock<
-            Result<Arc<EmbeddedModel>, crate::backends::model_file::ModelError>,
-        > = std::sync::LazyLock::new(|| EmbeddedModel::from_bytes(BUILTIN_MODEL).map(Arc::new));
         let decoded = if rel.is_empty() {
             BUILTIN.clone()
         } else {
@@ -594,11 +590,28 @@ impl Loader<'_> {
 }
 
 /// Load and validate every product in `dir/products/`.
+/// The built-in model never changes: decoded once per process, not on every load.
+static BUILTIN: std::sync::LazyLock<
+    Result<Arc<EmbeddedModel>, crate::backends::model_file::ModelError>,
+> = std::sync::LazyLock::new(|| EmbeddedModel::from_bytes(BUILTIN_MODEL).map(Arc::new));
+/// Its digest for `config_rev`: hashed once per process (3 MB), not once per product and load.
+static BUILTIN_DIGEST: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| crate::text::sha256_hex(BUILTIN_MODEL));
+
 pub fn load(
     dir: &Path,
     overrides: &Overrides,
     http: &reqwest::Client,
 ) -> Result<ConfigSet, ConfigError> {
+    // Start-up: the built-in model is decoded and hashed on the second core while this one
+    // reads the lists and builds the matchers (a load that needs it first waits for it).
+    static WARMING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !WARMING.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        std::thread::spawn(|| {
+            std::sync::LazyLock::force(&BUILTIN);
+            std::sync::LazyLock::force(&BUILTIN_DIGEST);
+        });
+    }
     let mut loader = Loader {
         dir,
         http,
@@ -761,7 +774,7 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
     files.push(raw.judge.prompt.clone());
     files.push(raw.policy.rules.clone());
     if raw.guard.model_path.is_empty() {
-        rev.add("builtin-model", BUILTIN_MODEL);
+        rev.add("builtin-model", BUILTIN_DIGEST.as_bytes());
     } else {
         files.push(raw.guard.model_path.clone());
     }

@@ -6,7 +6,6 @@
 //! that is also English ("den"), which counts half for each side. What the counts cannot settle
 //! goes on to the language-ID model with this evidence attached.
 
-use aho_corasick::{AhoCorasick, Anchored, Input, MatchKind, StartKind};
 use std::collections::BTreeMap;
 
 /// An English word at least this frequent (Zipf) that is also on a romanized list is
@@ -29,11 +28,12 @@ struct WordInfo {
     other: bool,
 }
 
-/// The compiled wordlists of one product: one automaton over every word of every list.
+/// The compiled wordlists of one product: one table of every word of every list. A token is
+/// looked up whole, so a hash table does it (an automaton over ~60,000 words took most of the
+/// start-up to build and answered the same question).
 #[derive(Debug)]
 pub struct Lexicon {
-    automaton: AhoCorasick,
-    words: Vec<WordInfo>,
+    words: std::collections::HashMap<Box<str>, WordInfo>,
 }
 
 /// Where a wordlist problem was found, for `check-config`.
@@ -43,8 +43,6 @@ pub enum LexiconError {
     Line { line: usize, message: String },
     #[error("the list has no words")]
     Empty,
-    #[error("building the matcher failed: {0}")]
-    Build(String),
 }
 
 /// The evidence the wordlists found in one question.
@@ -142,23 +140,17 @@ impl Lexicon {
         if map.is_empty() {
             return Err((0, LexiconError::Empty));
         }
-        let automaton = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .start_kind(StartKind::Anchored)
-            .build(map.keys())
-            .map_err(|e| (0, LexiconError::Build(e.to_string())))?;
         Ok(Lexicon {
-            automaton,
-            words: map.into_values().collect(),
+            words: map
+                .into_iter()
+                .map(|(w, i)| (w.into_boxed_str(), i))
+                .collect(),
         })
     }
 
     /// The word's entry when the whole token is on a list.
     fn lookup(&self, token: &str) -> Option<WordInfo> {
-        let m = self
-            .automaton
-            .find(Input::new(token).anchored(Anchored::Yes))?;
-        (m.end() == token.len()).then(|| self.words[m.pattern().as_usize()])
+        self.words.get(token).copied()
     }
 
     fn has_bangla_suffix(&self, token: &str) -> bool {

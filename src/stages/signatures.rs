@@ -136,10 +136,19 @@ impl Signatures {
             }
         }
         let count = folded.len();
+        // The two pairs of automata are independent: built side by side (start-up time).
+        let (folded, squashed) = std::thread::scope(|scope| {
+            let squashed = scope.spawn(move || Matcher::pair(squashed));
+            let folded = Matcher::pair(folded);
+            let squashed = squashed
+                .join()
+                .unwrap_or_else(|_| Err(SignatureError::Build("the build thread panicked".into())));
+            (folded, squashed)
+        });
         Ok(Signatures {
             count,
-            folded: Matcher::pair(folded).map_err(|e| (0, e))?,
-            squashed: Matcher::pair(squashed).map_err(|e| (0, e))?,
+            folded: folded.map_err(|e| (0, e))?,
+            squashed: squashed.map_err(|e| (0, e))?,
         })
     }
 
