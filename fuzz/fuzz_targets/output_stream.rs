@@ -1,0 +1,43 @@
+//! The streaming output screen: arbitrary text cut into arbitrary chunks masks exactly as the
+//! whole text does, and never panics.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use std::sync::OnceLock;
+
+fn config() -> &'static guard::config::ConfigSet {
+    static C: OnceLock<guard::config::ConfigSet> = OnceLock::new();
+    C.get_or_init(|| {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        match guard::config::load(&root, &Default::default(), &reqwest::Client::new()) {
+            Ok(c) => c,
+            Err(e) => panic!("{e}"),
+        }
+    })
+}
+
+fuzz_target!(|input: (Vec<u8>, &str)| {
+    let (cuts, text) = input;
+    let p = &config().products["wallet-assistant"];
+    let whole = guard::output::screen(p, text);
+    let mut stream = guard::output::OutputStream::new(p);
+    let mut out = String::new();
+    let mut rest = text;
+    for c in cuts {
+        if rest.is_empty() {
+            break;
+        }
+        let mut at = (c as usize).min(rest.len());
+        while !rest.is_char_boundary(at) {
+            at -= 1;
+        }
+        let (chunk, tail) = rest.split_at(at);
+        out.push_str(&stream.push(chunk));
+        rest = tail;
+    }
+    out.push_str(&stream.push(rest));
+    let (tail, _) = stream.finish(p);
+    out.push_str(&tail);
+    if let Some(whole) = whole.text {
+        assert_eq!(out, whole, "streamed and whole masking differ");
+    }
+});
