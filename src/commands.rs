@@ -217,36 +217,54 @@ pub(crate) async fn screen(
         println!("{}", serde_json::to_string(&verdict)?);
         return Ok(ExitCode::SUCCESS);
     }
-    // Lines are read on a thread and handed over through a bounded channel: memory stays bounded
-    // on an input of any size, and screening starts with the first line.
-    let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<String>>(concurrency * 4);
+    // Lines are read on a thread and handed over in batches through a bounded channel: memory
+    // stays bounded on an input of any size, screening starts with the first batch, and the
+    // threads are not woken once per line.
+    const BATCH: usize = 128;
+    let (tx, rx) = tokio::sync::mpsc::channel::<Vec<std::io::Result<String>>>(4);
     std::thread::spawn(move || {
+        let mut batch = Vec::with_capacity(BATCH);
         for line in std::io::stdin().lock().lines() {
-            if tx.blocking_send(line).is_err() {
-                break;
+            batch.push(line);
+            if batch.len() == BATCH {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                if tx.blocking_send(full).is_err() {
+                    return;
+                }
             }
         }
+        if !batch.is_empty() {
+            let _ = tx.blocking_send(batch);
+        }
     });
-    let lines = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|line| (line, rx))
+    let batches = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|batch| (batch, rx))
     });
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
-    let results = lines
-        .map(|line| {
+    // Each batch is its own task, so the runtime's threads screen on every core; `buffered`
+    // keeps the output in input order. `concurrency` bounds the questions in flight.
+    let results = batches
+        .map(|batch| {
             let screener = screener.clone();
             let product = product.clone();
-            async move {
-                match line {
-                    Ok(line) => Ok(jsonl_line(&screener, &product, &line).await),
-                    Err(e) => Err(e),
+            tokio::spawn(async move {
+                let mut lines = Vec::with_capacity(batch.len());
+                for line in batch {
+                    lines.push(match line {
+                        Ok(line) => Ok(jsonl_line(&screener, &product, &line).await),
+                        Err(e) => Err(e),
+                    });
                 }
-            }
+                lines
+            })
         })
-        .buffered(concurrency);
+        .buffered(concurrency.div_ceil(BATCH).max(2));
     let mut results = std::pin::pin!(results);
-    while let Some(line) = results.next().await {
-        writeln!(out, "{}", line.context("reading stdin")?)?;
+    while let Some(lines) = results.next().await {
+        for line in lines.context("a screening task failed")? {
+            writeln!(out, "{}", line.context("reading stdin")?)?;
+        }
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# The README's Performance figures, in one run, on loopback only (wrk from Debian):
+#   1. the ceiling: a bare actix-web JSON echo (examples/load_servers.rs, same crate versions);
+#   2. the cheap path: `guard serve` with the shipped configuration (metrics on, audit log to a
+#      file), a mix of questions the language screen rejects and cached verdicts;
+#   3. the model path: every question reaches a Rust mock guard model that answers after exactly
+#      20 ms, at 64 and 256 connections, with the mock's own latency measured the same way;
+#   4. RSS: idle, peak under the 256-connection model-path load, with 100,000 cached verdicts;
+#   5. start-up to ready; 6. `guard screen --jsonl` over the development split vs pycld2.
+# Usage: tools/perf.sh            (DUR=10s per wrk run; SKIP_JSONL=1 skips 6)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DUR=${DUR:-10s}
+cargo build --release --bin guard --example load_servers 2>&1 | tail -1
+BIN=target/release/guard
+LS=target/release/examples/load_servers
+P_GUARD=18180 P_ECHO=18190 P_MOCK=18191
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+command -v wrk >/dev/null || { echo "needs wrk (apt-get install wrk)"; exit 1; }
+
+wait_port() { for _ in $(seq 300); do (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null && return; sleep 0.02; done; echo "port $1 never opened" >&2; exit 1; }
+wait_ready() { for _ in $(seq 300); do curl -sf "http://127.0.0.1:$P_GUARD/readyz" >/dev/null && return; sleep 0.02; done; echo "guard never ready" >&2; exit 1; }
+rss() { awk '/^VmRSS/ {printf "%.1f MB", $2/1024}' /proc/$1/status; }
+hwm() { awk '/^VmHWM/ {printf "%.1f MB", $2/1024}' /proc/$1/status; }
+# wrk → "rps p50 p99" (latencies in ms)
+measure() { # connections script url
+  wrk -t2 -c"$1" -d"$DUR" --latency -s "$2" "$3" > "$work/wrk.txt"
+  awk '
+    function ms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
+    /Requests\/sec/ {rps=$2} /^ +50%/ {p50=ms($2)} /^ +99%/ {p99=ms($2)}
+    /Non-2xx/ {bad=$NF}
+    END {printf "%.0f %.3f %.3f %s\n", rps, p50, p99, (bad==""?0:bad)}' "$work/wrk.txt"
+}
+
+cat > "$work/echo.lua" <<'LUA'
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '{"product": "wallet-assistant", "text": "amar card block kore den please"}'
+LUA
+# The cheap path: rejected by the language screen (Banglish, other scripts, other Latin
+# languages) and questions answered from the cache, in turn.
+cat > "$work/cheap.lua" <<'LUA'
+local bodies = {
+  '{"product": "wallet-assistant", "text": "amar card block kore den please"}',
+  '{"product": "wallet-assistant", "text": "Why was my card declined at the shop yesterday?"}',
+  '{"product": "wallet-assistant", "text": "bkash e taka pathate koto charge lage"}',
+  '{"product": "wallet-assistant", "text": "मेरा बैलेंस कितना है"}',
+  '{"product": "bank-operator", "text": "How do I reset a customer PIN after three failed attempts?"}',
+  '{"product": "wallet-assistant", "text": "¿Cuál es mi saldo?"}',
+  '{"product": "wallet-assistant", "text": "আমার ব্যালেন্স কত?"}',
+  '{"product": "wallet-assistant", "text": "ami amar pin bhule gechi ki korbo"}',
+}
+local i = 0
+request = function()
+  i = i % #bodies + 1
+  return wrk.format("POST", "/v1/screen", {["Content-Type"] = "application/json"}, bodies[i])
+end
+LUA
+# The model path: unique English questions (no cache hit), every one to the mock model.
+cat > "$work/model.lua" <<'LUA'
+local n, threads = 0, 0
+function setup(thread) thread:set("tid", threads); threads = threads + 1 end
+request = function()
+  n = n + 1
+  local body = string.format('{"product": "wallet-assistant", "text": "How do I see the fee for transfer %d-%d?"}', tid, n)
+  return wrk.format("POST", "/v1/screen", {["Content-Type"] = "application/json"}, body)
+end
+LUA
+cat > "$work/mock.lua" <<'LUA'
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '{"model": "lg", "messages": [{"role": "user", "content": "hi"}]}'
+LUA
+
+echo "== 1 + 2. ceiling (echo) and cheap path, 64 connections, $DUR each"
+"$LS" echo 127.0.0.1:$P_ECHO & ECHO=$!; wait_port $P_ECHO
+read -r e_rps e_p50 e_p99 _ < <(measure 64 "$work/echo.lua" "http://127.0.0.1:$P_ECHO/v1/screen")
+kill $ECHO; wait $ECHO 2>/dev/null || true
+GUARD_AUDIT_LOG="$work/audit.jsonl" "$BIN" serve --listen 127.0.0.1:$P_GUARD >/dev/null 2>&1 & G=$!; wait_ready
+idle=$(rss $G)
+read -r c_rps c_p50 c_p99 c_bad < <(measure 64 "$work/cheap.lua" "http://127.0.0.1:$P_GUARD/v1/screen")
+kill $G; wait $G 2>/dev/null || true
+echo "echo ceiling:  $e_rps req/s  p50 $e_p50 ms  p99 $e_p99 ms"
+echo "cheap path:    $c_rps req/s  p50 $c_p50 ms  p99 $c_p99 ms  (non-2xx: $c_bad)"
+awk -v c="$c_rps" -v e="$e_rps" 'BEGIN {printf "ratio cheap / ceiling: %.2f\n", c/e}'
+
+echo "== 3. model path: mock guard answering after 20 ms, cache off, $DUR each"
+cp -r products wordlists judge_prompts models policies "$work/"
+for f in "$work"/products/*.toml; do
+  sed -i 's/^enabled = true/enabled = false/' "$f"
+  python3 - "$f" "$P_MOCK" <<'PY'
+import re, sys
+path, port = sys.argv[1], sys.argv[2]
+text = open(path, encoding="utf-8").read()
+table = (f'[guard]\nkind = "llama_guard_3"\nurl = "http://127.0.0.1:{port}/v1"\nmodel = "lg"\n'
+         'timeout_ms = 2000\nmax_concurrent = 1024\n')
+text = re.sub(r"\[guard\]\n(?:(?!\n\[).)*", table.rstrip("\n"), text, count=1, flags=re.S)
+open(path, "w", encoding="utf-8").write(text)
+PY
+done
+"$LS" mock-guard 127.0.0.1:$P_MOCK 20 & MOCK=$!; wait_port $P_MOCK
+GUARD_AUDIT_LOG="$work/audit2.jsonl" GUARD_MAX_IN_FLIGHT=4096 "$BIN" serve --listen 127.0.0.1:$P_GUARD --config-dir "$work" >/dev/null 2>&1 & G=$!; wait_ready
+for c in 64 256; do
+  read -r m_rps m_p50 m_p99 _ < <(measure $c "$work/mock.lua" "http://127.0.0.1:$P_MOCK/v1/chat/completions")
+  read -r g_rps g_p50 g_p99 g_bad < <(measure $c "$work/model.lua" "http://127.0.0.1:$P_GUARD/v1/screen")
+  echo "$c connections: mock alone p50 $m_p50 ms p99 $m_p99 ms | through guard $g_rps req/s p50 $g_p50 ms p99 $g_p99 ms (non-2xx: $g_bad)"
+  awk -v a="$g_p50" -v b="$g_p99" -v ma="$m_p50" -v mb="$m_p99" 'BEGIN {printf "   added by the guard: p50 %.2f ms, p99 %.2f ms (over the mock measured alone); over the 20 ms: p50 %.2f ms, p99 %.2f ms\n", a-ma, b-mb, a-20, b-20}'
+done
+allowed=$(grep -c '"decision":"allow"' "$work/audit2.jsonl" || true)
+echo "   verdicts allowed by the mock model in the audit log: $allowed"
+echo "RSS: idle after start $idle; peak under the model-path load $(hwm $G)"
+kill $G $MOCK; wait $G $MOCK 2>/dev/null || true
+
+echo "== 4. RSS with 100,000 cached verdicts (shipped config, unique questions)"
+cat > "$work/fill.lua" <<'LUA'
+local n, threads = 0, 0
+function setup(thread) thread:set("tid", threads); threads = threads + 1 end
+request = function()
+  n = n + 1
+  if n > 50000 then wrk.thread:stop() end
+  local body = string.format('{"product": "wallet-assistant", "text": "how do I check my balance %d %d"}', tid, n)
+  return wrk.format("POST", "/v1/screen", {["Content-Type"] = "application/json"}, body)
+end
+LUA
+GUARD_AUDIT_LOG=off "$BIN" serve --listen 127.0.0.1:$P_GUARD >/dev/null 2>&1 & G=$!; wait_ready
+wrk -t2 -c16 -d120s -s "$work/fill.lua" "http://127.0.0.1:$P_GUARD/v1/screen" > /dev/null
+entries=$(curl -s "http://127.0.0.1:$P_GUARD/metrics" | awk '/^guard_cache_entries\{product="wallet-assistant"\}/ {print $2}')
+echo "cached verdicts: $entries; RSS $(rss $G) (peak $(hwm $G))"
+kill $G; wait $G 2>/dev/null || true
+
+echo "== 5. start-up to ready, both products"
+python3 tools/startup_time.py --runs 15 --binary "$BIN"
+
+if [ -z "${SKIP_JSONL:-}" ]; then
+  echo "== 6. guard screen --jsonl over the development split, whole process, vs pycld2"
+  python3 tools/eval_language.py --detectors pycld2 | tail -2
+fi
