@@ -392,9 +392,16 @@ impl<'a> Run<'a> {
 
     /// Model stages count their calls by backend and outcome.
     fn record_model_call(&self, stage: Stage, result: &Result<StageEval, StageError>) {
-        let backend = match stage {
-            Stage::Guard => self.product.guard.kind().as_str(),
-            Stage::Judge if self.product.judge.is_some() => "judge",
+        let backend = match (stage, result) {
+            // The tiered guard's embedded model let the question through: no remote call.
+            (
+                Stage::Guard,
+                Ok(StageEval::Pass {
+                    detail: Some(d), ..
+                }),
+            ) if d.starts_with(crate::stages::guard::PREFILTER_DETAIL) => "embedded",
+            (Stage::Guard, _) => self.product.guard.kind().as_str(),
+            (Stage::Judge, _) if self.product.judge.is_some() => "judge",
             _ => return,
         };
         let outcome = match result {

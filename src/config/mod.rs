@@ -119,6 +119,8 @@ pub struct Product {
     pub output: Arc<OutputPolicy>,
     /// The tool-call gate's policy (`[tool_gate]`, `[tools.*]`, `[[velocity]]` in the policy file).
     pub tools: Arc<ToolPolicy>,
+    /// Tiered guard: the embedded model first (`guard.embedded_first_below`); off when `None`.
+    pub guard_prefilter: Option<crate::stages::guard::Prefilter>,
     /// The remote guard's breaker and concurrency cap (none for the embedded model).
     pub guard_breaker: Option<Arc<Breaker>>,
     /// The judge's breaker and concurrency cap.
@@ -824,6 +826,7 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
         lexicon: lexicon?,
         signatures: signatures?,
         guard: guard.backend,
+        guard_prefilter: guard.prefilter,
         guard_breaker: guard.breaker,
         judge_breaker: judge.breaker,
         thresholds: guard.thresholds,
@@ -863,6 +866,7 @@ fn build_languages(l: &mut Loader<'_>, file: &str, languages: &[String]) -> (boo
 /// A validated `[guard]` section.
 struct GuardParts {
     backend: Arc<dyn GuardBackend>,
+    prefilter: Option<crate::stages::guard::Prefilter>,
     breaker: Option<Arc<Breaker>>,
     thresholds: Thresholds,
     timeout: Duration,
@@ -957,12 +961,45 @@ impl raw::RawGuard {
             };
             crate::backends::remote(kind, l.http.clone(), target)
         };
+        let prefilter = match self.embedded_first_below {
+            None => None,
+            Some(_) if kind == BackendKind::Embedded => {
+                l.problem(
+                    file,
+                    "guard.embedded_first_below",
+                    "the tiered guard puts the embedded model before a remote one".to_string(),
+                    "set it only with a remote kind (llama_guard_3, qwen3guard, tei, openai_moderation)",
+                );
+                None
+            }
+            Some(t) => {
+                let most = BackendKind::Embedded.default_thresholds().allow_below;
+                if !(t > 0.0 && t <= most) {
+                    l.problem(
+                        file,
+                        "guard.embedded_first_below",
+                        format!("must be above 0 and at most {most} (the embedded model's own allow_below)"),
+                        "e.g. 0.05: only what the embedded model is sure of skips the remote model",
+                    );
+                }
+                Some(crate::stages::guard::Prefilter {
+                    backend: Arc::new(EmbeddedBackend {
+                        model: l.model(file, &self.model_path)?,
+                    }),
+                    allow_below: t,
+                })
+            }
+        };
+        let tier = self
+            .embedded_first_below
+            .map_or(String::new(), |t| format!("|embedded_first_below={t}"));
         Some(GuardParts {
             backend,
+            prefilter,
             breaker,
             thresholds,
             timeout: Duration::from_millis(self.timeout_ms),
-            settings: format!("{kind_str}|{url}|{model}|{a}|{b}|{}", self.timeout_ms),
+            settings: format!("{kind_str}|{url}|{model}|{a}|{b}|{}{tier}", self.timeout_ms),
         })
     }
 }

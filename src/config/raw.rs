@@ -342,6 +342,10 @@ pub struct RawGuard {
     /// How long the guard may take before the question is blocked (`guard_unavailable`).
     #[serde(default = "default_guard_timeout")]
     pub timeout_ms: u64,
+    /// Tiered guard (remote kinds only; off when absent): the embedded model scores first, and
+    /// a question it scores below this P(unsafe) passes without a remote call.
+    #[serde(default)]
+    pub embedded_first_below: Option<f32>,
     /// Remote backends: the breaker and the concurrency cap.
     #[serde(default, flatten)]
     pub breaker: RawBreaker,
@@ -358,6 +362,7 @@ impl Default for RawGuard {
             allow_below: None,
             block_at: None,
             timeout_ms: default_guard_timeout(),
+            embedded_first_below: None,
             breaker: RawBreaker::default(),
         }
     }

@@ -11,8 +11,36 @@ use crate::config::Product;
 use crate::question::Question;
 use crate::verdict::Reason;
 
+/// The start of the trace detail of a question the tiered guard's embedded model let through
+/// (the pipeline counts that call as the embedded model's, not the remote one's).
+pub const PREFILTER_DETAIL: &str = "embedded first";
+
+/// The tiered guard: the embedded model scores every question first; one it scores below
+/// `allow_below` passes without a remote call. Off unless a product sets
+/// `guard.embedded_first_below`. The embedded model's explicit labels are never softened, and a
+/// failure of it fails closed like any guard failure.
+#[derive(Debug, Clone)]
+pub struct Prefilter {
+    pub backend: std::sync::Arc<dyn crate::backends::GuardBackend>,
+    pub allow_below: f32,
+}
+
 /// The stage: classify, then apply the product's thresholds.
 pub async fn stage(q: &Question, product: &Product) -> Result<StageEval, StageError> {
+    if let Some(pre) = &product.guard_prefilter {
+        let j = pre.backend.classify(q).await?;
+        if let (NativeLabel::Score | NativeLabel::Safe, Some(p)) = (j.label, j.p_unsafe) {
+            if p < pre.allow_below {
+                return Ok(StageEval::Pass {
+                    detail: Some(format!(
+                        "{PREFILTER_DETAIL}: p_unsafe={p:.3} < {}: no remote call",
+                        pre.allow_below
+                    )),
+                    score: Some(p),
+                });
+            }
+        }
+    }
     let judgement = match &product.guard_breaker {
         // A remote backend goes through its breaker and concurrency cap.
         Some(breaker) => {

@@ -339,3 +339,80 @@ async fn card_numbers_never_leave_in_clear() {
     assert!(body.contains("**** **** **** 1111"), "{body}");
     assert!(!body.contains("4111 1111 1111 1111"), "{body}");
 }
+
+/// The tiered guard: the embedded model first; only what it does not find clearly safe goes
+/// on to the remote model. Off unless the product asks.
+#[actix_web::test]
+async fn the_tiered_guard_calls_the_remote_model_only_for_what_is_not_clearly_safe() {
+    use crate::harness::{app_for, counter_value, screen, state_for, with_guard, TempConfig};
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(
+            wiremock::ResponseTemplate::new(200).set_body_json(serde_json::json!(
+                {"choices": [{"message": {"role": "assistant", "content": "unsafe\nS2"}}]}
+            )),
+        )
+        .mount(&server)
+        .await;
+    let url = server.uri();
+    let cfg = TempConfig::new(move |_, text| {
+        with_guard(
+            text,
+            &format!("kind = \"llama_guard_3\"\nurl = \"{url}/v1\"\nmodel = \"lg\"\nembedded_first_below = 0.1"),
+        )
+    });
+    let state = state_for(cfg.path(), guard::config::Overrides::default());
+    let app = app_for(state.clone()).await;
+    let (_, v) = screen(&app, serde_json::json!({"product": "wallet-assistant", "text": "What is the fee to send money to a bank account?"})).await;
+    assert_eq!(v["decision"], "allow", "{v}");
+    let guard_detail = v["trace"]
+        .as_array()
+        .and_then(|t| t.iter().find(|e| e["stage"] == "guard"))
+        .map(|e| e["detail"].clone())
+        .unwrap_or_default();
+    assert!(
+        guard_detail
+            .as_str()
+            .unwrap_or("")
+            .starts_with("embedded first"),
+        "{v}"
+    );
+    assert_eq!(
+        server.received_requests().await.map_or(0, |r| r.len()),
+        0,
+        "no remote call"
+    );
+    assert_eq!(
+        counter_value(
+            &state.metrics,
+            "guard_model_calls_total",
+            &[("backend", "embedded"), ("outcome", "ok")]
+        ),
+        1.0
+    );
+    // What the embedded model is not sure of goes on: the remote model's `unsafe` stands.
+    let (_, v) = screen(&app, serde_json::json!({"product": "wallet-assistant", "text": "What household chemicals make a toxic gas?"})).await;
+    assert_eq!(
+        server.received_requests().await.map_or(0, |r| r.len()),
+        1,
+        "{v}"
+    );
+    assert_eq!(v["decision"], "block", "{v}");
+}
+
+#[test]
+fn the_tiered_guard_is_checked_at_load() {
+    use crate::harness::{with_guard, TempConfig};
+    for (table, needle) in [
+        ("kind = \"embedded\"\nembedded_first_below = 0.1", "remote kind"),
+        ("kind = \"llama_guard_3\"\nurl = \"http://127.0.0.1:9/v1\"\nmodel = \"lg\"\nembedded_first_below = 0.9", "at most"),
+        ("kind = \"llama_guard_3\"\nurl = \"http://127.0.0.1:9/v1\"\nmodel = \"lg\"\nembedded_first_below = 0", "above 0"),
+    ] {
+        let cfg = TempConfig::new(move |_, text| with_guard(text, table));
+        let err = guard::config::load(cfg.path(), &guard::config::Overrides::default(), &guard::server::http_client())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("embedded_first_below") && err.contains(needle), "{table}: {err}");
+    }
+}
