@@ -26,10 +26,29 @@ fn load_state(
     let audit = audit::AuditLog::from_env(audit_default)
         .context("opening the audit log (GUARD_AUDIT_LOG)")?;
     match server::AppState::load(config_dir, config::Overrides::from_env(), audit) {
-        Ok(s) => Ok(Ok(s)),
+        Ok(s) => {
+            release_freed_memory();
+            Ok(Ok(s))
+        }
         Err(e) => {
             eprint!("{e}");
             Ok(Err(ExitCode::from(2)))
+        }
+    }
+}
+
+/// Hand back to the OS the heap that building the matchers used and freed (glibc keeps freed
+/// memory in its arenas otherwise), so the resident size is what stays in use: 48 -> 29 MB
+/// idle.
+pub(crate) fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> std::os::raw::c_int;
+        }
+        // SAFETY: glibc's malloc_trim takes no pointer and only releases free memory.
+        unsafe {
+            malloc_trim(0);
         }
     }
 }
