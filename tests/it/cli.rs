@@ -139,3 +139,101 @@ fn check_config_reports_every_problem_at_once() {
         assert!(err.contains(needle), "missing {needle:?} in:\n{err}");
     }
 }
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .ok()
+        .and_then(|l| l.local_addr().ok())
+        .map_or(0, |a| a.port())
+}
+
+/// Protected mode: no API keys and a non-loopback address is refused at start, with the way
+/// out named. (Nothing is bound: the process exits before listening.)
+#[test]
+fn a_non_loopback_address_without_api_keys_is_refused() {
+    let out = guard()
+        .args(["serve", "--listen", &format!("0.0.0.0:{}", free_port())])
+        .env_remove("GUARD_API_KEYS")
+        .env_remove("GUARD_API_KEYS_FILE")
+        .env_remove("GUARD_ALLOW_UNAUTHENTICATED")
+        .env("GUARD_AUDIT_LOG", "off")
+        .output();
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("refusing to listen") && err.contains("GUARD_API_KEYS"),
+        "{err}"
+    );
+}
+
+/// SIGTERM: the server stops accepting, answers what it has, writes out the audit log and
+/// exits 0; every answered screen has its audit line.
+#[test]
+fn sigterm_flushes_the_audit_log_and_exits_0() {
+    let dir = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("{e}"),
+    };
+    let audit = dir.path().join("audit.jsonl");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let child = guard()
+        .args(["serve", "--listen", &listen, "--workers", "1"])
+        .env("GUARD_AUDIT_LOG", &audit)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
+    };
+    let post = |text: &str| -> Option<String> {
+        use std::io::Read;
+        let body = serde_json::json!({"product": "wallet-assistant", "text": text}).to_string();
+        let mut s = std::net::TcpStream::connect(&listen).ok()?;
+        write!(
+            s,
+            "POST /v1/screen HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .ok()?;
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).ok()?;
+        Some(answer)
+    };
+    let mut up = false;
+    for _ in 0..200 {
+        if post("hello").is_some_and(|a| a.starts_with("HTTP/1.1 200")) {
+            up = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(up, "server did not come up");
+    let sent = 25;
+    for i in 0..sent {
+        let answer = post(&format!("what is the fee for payment number {i}")).unwrap_or_default();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+    let term = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    assert!(term.is_ok_and(|s| s.success()));
+    let status = child.wait();
+    assert!(status.as_ref().is_ok_and(|s| s.success()), "{status:?}");
+    let lines = std::fs::read_to_string(&audit).unwrap_or_default();
+    // The readiness probes were screens too: at least `sent` + 1 lines, every one whole JSON.
+    let parsed: Vec<serde_json::Value> = lines
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert_eq!(parsed.len(), lines.lines().count(), "a torn line");
+    assert!(
+        parsed.len() > sent,
+        "{} lines for {sent} screens",
+        parsed.len()
+    );
+}
