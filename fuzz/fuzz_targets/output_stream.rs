@@ -1,5 +1,7 @@
-//! The streaming output screen: arbitrary text cut into arbitrary chunks masks exactly as the
-//! whole text does, and never panics.
+//! The streaming output screen: arbitrary text cut into arbitrary chunks never leaves in clear
+//! a character that the whole text's mask hides, and never panics. (The stream may mask more:
+//! on runs of capitals and digits that only later text shows are not one IBAN, it has already
+//! masked them; that is the safe direction.)
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
@@ -38,6 +40,16 @@ fuzz_target!(|input: (Vec<u8>, &str)| {
     let (tail, _) = stream.finish(p);
     out.push_str(&tail);
     if let Some(whole) = whole.text {
-        assert_eq!(out, whole, "streamed and whole masking differ");
+        let (w, o): (Vec<char>, Vec<char>) = (whole.chars().collect(), out.chars().collect());
+        if w.len() != o.len() {
+            // Replacements (`[internal]`) change lengths: then the texts must be equal.
+            assert_eq!(out, whole, "streamed and whole masking differ");
+        }
+        for (i, (a, b)) in w.iter().zip(&o).enumerate() {
+            assert!(
+                a == b || (*b == '*' && a.is_alphanumeric()),
+                "the stream left {b:?} where the whole answer has {a:?} (at {i}): {out:?} vs {whole:?}"
+            );
+        }
     }
 });
