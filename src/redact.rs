@@ -521,7 +521,7 @@ impl Stream {
         let mut cut = p.len();
         // The last word (e-mail, identifier, IBAN group, a word that may be a keyword or name).
         if !p.ends_with(char::is_whitespace) {
-            cut = cut.min(p.rfind(char::is_whitespace).map_or(0, |i| i + 1));
+            cut = cut.min(after_last_space(p));
         }
         // An open run of digit groups: digits, maybe followed by what could join another group.
         let trimmed = p.trim_end_matches(|c: char| is_separator_char(c) || c == '+' || c == '(');
@@ -569,14 +569,18 @@ impl Stream {
             .map(|s| (s.start - from, s.end - from))
             .collect();
         loop {
+            // Every rule above works on bytes; a cut is always at a character's start.
+            cut = floor_char(p, cut);
             let before = cut;
             for &(start, end) in &found {
                 if start < cut && end > cut {
-                    cut = start;
+                    // A span may start inside a character (its digits follow a multi-byte
+                    // separator): hold from the character's start.
+                    cut = floor_char(p, start);
                 }
             }
             if cut < p.len() && cut > 0 && !p[..cut].ends_with(char::is_whitespace) {
-                cut = p[..cut].rfind(char::is_whitespace).map_or(0, |i| i + 1);
+                cut = after_last_space(&p[..cut]);
             }
             let mut i = 0;
             while i < groups.len() {
@@ -586,7 +590,7 @@ impl Stream {
                 }
                 let (start, end) = (groups[i].start, groups[j - 1].end);
                 if start < cut && end > cut {
-                    cut = start;
+                    cut = floor_char(p, start);
                 }
                 i = j;
             }
@@ -596,6 +600,15 @@ impl Stream {
         }
         cut.max(floor)
     }
+}
+
+/// Where the text after its last white space starts (0 without one). White space may be
+/// several bytes long (NEL, NBSP, em space): `+ 1` would cut inside it.
+fn after_last_space(s: &str) -> usize {
+    s.char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())
+        .map_or(0, |(i, c)| i + c.len_utf8())
 }
 
 fn floor_char(s: &str, mut i: usize) -> usize {
@@ -1126,6 +1139,28 @@ mod tests {
                 assert_eq!(out, whole.text, "{text:?} in chunks of {size}");
                 assert!(!out.to_lowercase().contains("temenos t24"), "{out}");
             }
+        }
+    }
+
+    /// Found by `cargo fuzz run output_stream`: a value that starts right after a multi-byte
+    /// white space (NEL) put the stream's cut inside that character, and slicing there panicked.
+    /// Every split point of the text is tried.
+    #[test]
+    fn a_cut_never_falls_inside_a_character() {
+        let r = std::sync::Arc::new(all());
+        let text = "J+\0g{\n\u{85}uard-embedded222222222; 444r22 and \u{85}4111 1111 1111 1111";
+        let whole = r.redact(text);
+        for (at, _) in text.char_indices() {
+            let mut s = r.stream();
+            let mut out = s.push(&text[..at]).text;
+            out.push_str(&s.push(&text[at..]).text);
+            out.push_str(&s.finish().text);
+            assert_eq!(
+                out.chars().count(),
+                whole.text.chars().count(),
+                "split at {at}"
+            );
+            assert!(!out.contains("4111 1111 1111 1111"), "split at {at}: {out}");
         }
     }
 }
