@@ -26,15 +26,32 @@ pub struct OutputVerdict {
     pub config_rev: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    /// `check_failed` when the masking itself crashed: the answer is blocked and nothing more
+    /// of it is given out (fail closed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'static str>,
 }
 
-/// Screen a whole answer.
+/// Screen a whole answer. A crash of the masking blocks the answer (`check_failed`).
 pub fn screen(product: &Product, text: &str) -> OutputVerdict {
-    let out = product
-        .output
-        .redactor
-        .redact(&crate::text::normalise_output(text));
-    verdict(product, Some(out.text), out.findings)
+    let masked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        product
+            .output
+            .redactor
+            .redact(&crate::text::normalise_output(text))
+    }));
+    match masked {
+        Ok(out) => verdict(product, Some(out.text), out.findings),
+        Err(_) => check_failed(product),
+    }
+}
+
+/// The verdict of an answer whose masking crashed: blocked, no text.
+fn check_failed(product: &Product) -> OutputVerdict {
+    let mut v = verdict(product, None, Vec::new());
+    v.decision = crate::verdict::Decision::Block;
+    v.reason = Some("check_failed");
+    v
 }
 
 /// The verdict over everything found (for the stream: what all its chunks found).
@@ -60,6 +77,7 @@ pub fn verdict(product: &Product, text: Option<String>, findings: Vec<Finding>) 
         blocked_kinds,
         config_rev: product.config_rev.clone(),
         request_id: None,
+        reason: None,
     }
 }
 
@@ -67,6 +85,8 @@ pub fn verdict(product: &Product, text: Option<String>, findings: Vec<Finding>) 
 pub struct OutputStream {
     stream: crate::redact::Stream,
     findings: Vec<Finding>,
+    /// The masking crashed: nothing more leaves, and the verdict blocks.
+    failed: bool,
 }
 
 impl OutputStream {
@@ -74,20 +94,45 @@ impl OutputStream {
         OutputStream {
             stream: product.output.redactor.stream(),
             findings: Vec::new(),
+            failed: false,
         }
     }
 
-    /// A chunk of the answer; returns the masked text that can leave now.
+    /// A chunk of the answer; returns the masked text that can leave now (nothing, once the
+    /// masking has crashed).
     pub fn push(&mut self, chunk: &str) -> String {
-        let Redacted { text, findings } = self.stream.push(&crate::text::normalise_output(chunk));
-        self.findings.extend(findings);
-        text
+        if self.failed {
+            return String::new();
+        }
+        let stream = &mut self.stream;
+        let pushed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            stream.push(&crate::text::normalise_output(chunk))
+        }));
+        match pushed {
+            Ok(Redacted { text, findings }) => {
+                self.findings.extend(findings);
+                text
+            }
+            Err(_) => {
+                self.failed = true;
+                String::new()
+            }
+        }
     }
 
-    /// The end of the answer: the rest of the masked text and the verdict.
+    /// The end of the answer: the rest of the masked text and the verdict (blocked, and the
+    /// held text withheld, if the masking crashed).
     pub fn finish(mut self, product: &Product) -> (String, OutputVerdict) {
-        let Redacted { text, findings } = self.stream.finish();
-        self.findings.extend(findings);
-        (text, verdict(product, None, self.findings))
+        if self.failed {
+            return (String::new(), check_failed(product));
+        }
+        let stream = &mut self.stream;
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stream.finish())) {
+            Ok(Redacted { text, findings }) => {
+                self.findings.extend(findings);
+                (text, verdict(product, None, self.findings))
+            }
+            Err(_) => (String::new(), check_failed(product)),
+        }
     }
 }

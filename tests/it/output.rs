@@ -382,3 +382,39 @@ async fn a_client_that_stops_mid_stream_gets_what_was_masked_and_nothing_leaks()
         "the cut line is reported: {text}"
     );
 }
+
+/// Found by fuzzing: a multi-byte white space (NEL, NBSP, em space) before a value put the
+/// stream's cut inside a character, and the stream panicked. Through HTTP, at every split point:
+/// a whole answer, the card masked, the verdict line last.
+#[actix_web::test]
+async fn multi_byte_white_space_never_breaks_the_stream() {
+    let app = app_for(shipped_state()).await;
+    let text = "Card\u{85}4111 1111 1111 1111\u{a0}and\u{2003}OTP\u{85}483920 ok";
+    for (at, _) in text.char_indices().skip(1) {
+        let body = format!(
+            "{}\n{}\n",
+            json!({"delta": &text[..at]}),
+            json!({"delta": &text[at..]})
+        );
+        let req = web_test::TestRequest::post()
+            .uri("/v1/screen-output/stream?product=wallet-assistant")
+            .insert_header(("content-type", "application/x-ndjson"))
+            .set_payload(body)
+            .to_request();
+        let resp = web_test::call_service(&app, req).await;
+        assert_eq!(resp.status().as_u16(), 200);
+        let bytes = web_test::read_body(resp).await;
+        let lines: Vec<Value> = String::from_utf8_lossy(&bytes)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or(Value::Null))
+            .collect();
+        let out: String = lines.iter().filter_map(|l| l["delta"].as_str()).collect();
+        assert!(
+            !out.contains("4111 1111 1111 1111") && !out.contains("483920"),
+            "{at}: {out}"
+        );
+        let last = lines.last().cloned().unwrap_or_default();
+        assert_eq!(last["done"], true, "{at}: {last}");
+        assert!(last.get("reason").is_none(), "{at}: {last}");
+    }
+}
