@@ -216,6 +216,7 @@ impl AuditLog {
             "decision": v.decision,
             "counts": v.counts,
             "blocked_kinds": v.blocked_kinds,
+            "reason": v.reason,
             "latency_micros": latency_micros,
             "text_hmac": text_hmac,
         })
@@ -389,6 +390,7 @@ mod tests {
             blocked_kinds: Vec::new(),
             config_rev: "r".into(),
             request_id: None,
+            reason: None,
         };
         for _ in 0..1000 {
             log.record_output("p", "h", &v, 1);
