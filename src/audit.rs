@@ -307,29 +307,53 @@ impl AuditLog {
         if self.is_off() {
             return;
         }
-        let line = serde_json::json!({
-            "ts": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            "request_id": v.request_id,
-            "product": product,
-            "config_rev": v.config_rev,
-            "decision": v.decision,
-            "reason": v.reason,
-            "stage": v.stage,
-            "language": v.language,
-            "categories": v.categories,
-            "score": v.score,
-            "latency_micros": latency_micros,
-            "cached": v.cached,
-            "fail_mode": v.fail_mode,
-            "text_hmac": self.text_hash(text),
-        })
-        .to_string();
-        self.write(&line);
+        // Serialised from a struct (keys in the order `json!` gave them, so the lines are
+        // unchanged): building a map of values per request cost the cheap path a few percent.
+        #[derive(serde::Serialize)]
+        struct Line<'a> {
+            cached: bool,
+            categories: &'a [String],
+            config_rev: &'a str,
+            decision: crate::verdict::Decision,
+            fail_mode: Option<crate::verdict::FailMode>,
+            language: &'a str,
+            latency_micros: u64,
+            product: &'a str,
+            reason: crate::verdict::Reason,
+            request_id: Option<&'a str>,
+            score: Option<f32>,
+            stage: crate::verdict::Stage,
+            text_hmac: String,
+            ts: String,
+        }
+        let line = Line {
+            cached: v.cached,
+            categories: &v.categories,
+            config_rev: &v.config_rev,
+            decision: v.decision,
+            fail_mode: v.fail_mode,
+            language: &v.language,
+            latency_micros,
+            product,
+            reason: v.reason,
+            request_id: v.request_id.as_deref(),
+            score: v.score,
+            stage: v.stage,
+            text_hmac: self.text_hash(text),
+            ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        };
+        if let Ok(line) = serde_json::to_string(&line) {
+            self.write_owned(line);
+        }
     }
 
     fn write(&self, line: &str) {
+        self.write_owned(line.to_string());
+    }
+
+    fn write_owned(&self, line: String) {
         if let Some(w) = &self.writer {
-            if w.tx.try_send(Message::Line(line.to_string())).is_err() {
+            if w.tx.try_send(Message::Line(line)).is_err() {
                 self.dropped
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
@@ -347,7 +371,7 @@ impl AuditLog {
             }
             AuditSink::Memory(lines) => {
                 if let Ok(mut l) = lines.lock() {
-                    l.push(line.to_string());
+                    l.push(line);
                 }
             }
         }
