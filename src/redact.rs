@@ -11,7 +11,8 @@
 //!
 //! [`Stream`] masks text as it is generated with bounded hold-back: it holds only what could
 //! still grow into a value (an open digit run, the last word, a possible internal name or IBAN),
-//! at most [`MAX_HOLD_BYTES`], and its output equals the one-shot output.
+//! at most [`MAX_HOLD_BYTES`], and its output equals the one-shot output, except that digits
+//! the bound forces out before their value is complete leave masked (more, never less).
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use std::collections::BTreeSet;
@@ -477,7 +478,22 @@ impl Stream {
     /// Add a chunk; returns what can leave now, masked.
     pub fn push(&mut self, chunk: &str) -> Redacted {
         self.pending.push_str(chunk);
-        let cut = self.safe_cut();
+        let (mut cut, forced_from) = self.safe_cut();
+        if let Some(start) = forced_from {
+            // More than MAX_HOLD_BYTES arrived without a place to cut: the bound on memory
+            // forces out text that may still be part of a value. Its digits leave masked,
+            // whatever the rest of the value turns out to be (fail closed: the stream may mask
+            // more than the whole answer would, never less).
+            let masked: String = self.pending[start..cut]
+                .chars()
+                .map(|c| if digit_char(c).is_some() { '*' } else { c })
+                .collect();
+            let rest = self.pending.split_off(cut);
+            self.pending.truncate(start);
+            self.pending.push_str(&masked);
+            cut = self.pending.len();
+            self.pending.push_str(&rest);
+        }
         self.emit(cut)
     }
 
@@ -514,8 +530,9 @@ impl Stream {
 
     /// Where the text that cannot change any more ends: before an open digit run, the last
     /// word, a possible IBAN, or the start of a possible internal name; never more than
-    /// [`MAX_HOLD_BYTES`] back.
-    fn safe_cut(&self) -> usize {
+    /// [`MAX_HOLD_BYTES`] back. When that bound forces the cut later than the safe place, the
+    /// safe place comes back too: what lies between is released before it is complete.
+    fn safe_cut(&self) -> (usize, Option<usize>) {
         let p = &self.pending;
         let floor = floor_char(p, p.len().saturating_sub(MAX_HOLD_BYTES));
         let mut cut = p.len();
@@ -598,7 +615,11 @@ impl Stream {
                 break;
             }
         }
-        cut.max(floor)
+        if cut < floor {
+            (floor, Some(cut))
+        } else {
+            (cut, None)
+        }
     }
 }
 
@@ -1161,6 +1182,45 @@ mod tests {
                 "split at {at}"
             );
             assert!(!out.contains("4111 1111 1111 1111"), "split at {at}: {out}");
+        }
+    }
+
+    /// Found by `cargo fuzz run output_stream`: more than MAX_HOLD_BYTES without a place to cut
+    /// forced text out before its value was complete, and its digits left in clear. Forced-out
+    /// digits are now masked: the stream may mask more than the whole answer, never less.
+    #[test]
+    fn text_forced_out_by_the_hold_bound_never_shows_a_digit_the_whole_answer_masks() {
+        let r = std::sync::Arc::new(all());
+        let text =
+            "2r2222222222]222222 42]222222 422222;4 244r2222222222]222222 44444\02 22]222222 \
+                    44444\02 44444++222222;4 244r2222222222]222222 44444\02 22]222222 44444\02 \
+                    44444++222r2222222222]222222 422222;4 244r2222222yyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\
+                    yyyyyyyyyyyyyyyyyyyyy222]22\0\0\0\0";
+        let whole: Vec<char> = r.redact(text).text.chars().collect();
+        for cuts in [vec![43, 43, 41, 43, 50], vec![300], vec![7; 60]] {
+            let mut s = r.stream();
+            let mut out = String::new();
+            let mut rest = text;
+            for c in cuts {
+                let mut at = c.min(rest.len());
+                while !rest.is_char_boundary(at) {
+                    at -= 1;
+                }
+                let (chunk, tail) = rest.split_at(at);
+                out.push_str(&s.push(chunk).text);
+                assert!(s.held() <= MAX_HOLD_BYTES + 64);
+                rest = tail;
+            }
+            out.push_str(&s.push(rest).text);
+            out.push_str(&s.finish().text);
+            let out: Vec<char> = out.chars().collect();
+            assert_eq!(out.len(), whole.len());
+            for (i, (w, o)) in whole.iter().zip(&out).enumerate() {
+                assert!(
+                    w == o || (*o == '*' && w.is_alphanumeric()),
+                    "at {i}: {o:?} for {w:?}"
+                );
+            }
         }
     }
 }
