@@ -1192,8 +1192,8 @@ mod tests {
     fn text_forced_out_by_the_hold_bound_never_shows_a_digit_the_whole_answer_masks() {
         let r = std::sync::Arc::new(all());
         let text =
-            "2r2222222222]222222 42]222222 422222;4 244r2222222222]222222 44444\02 22]222222 \
-                    44444\02 44444++222222;4 244r2222222222]222222 44444\02 22]222222 44444\02 \
+            "2r2222222222]222222 42]222222 422222;4 244r2222222222]222222 44444\u{0}2 22]222222 \
+                    44444\u{0}2 44444++222222;4 244r2222222222]222222 44444\u{0}2 22]222222 44444\u{0}2 \
                     44444++222r2222222222]222222 422222;4 244r2222222yyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\
                     yyyyyyyyyyyyyyyyyyyyy222]22\0\0\0\0";
         let whole: Vec<char> = r.redact(text).text.chars().collect();
