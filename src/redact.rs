@@ -483,10 +483,21 @@ impl Stream {
             // More than MAX_HOLD_BYTES arrived without a place to cut: the bound on memory
             // forces out text that may still be part of a value. Its digits leave masked,
             // whatever the rest of the value turns out to be (fail closed: the stream may mask
-            // more than the whole answer would, never less).
+            // more than the whole answer would, never less); values already complete in it are
+            // left to the masking, which knows their kind.
+            let complete = self.complete_values();
             let masked: String = self.pending[start..cut]
-                .chars()
-                .map(|c| if digit_char(c).is_some() { '*' } else { c })
+                .char_indices()
+                .map(|(i, c)| {
+                    let inside = complete
+                        .iter()
+                        .any(|&(s, e)| s <= start + i && start + i < e);
+                    if digit_char(c).is_some() && !inside {
+                        '*'
+                    } else {
+                        c
+                    }
+                })
                 .collect();
             let rest = self.pending.split_off(cut);
             self.pending.truncate(start);
@@ -526,6 +537,19 @@ impl Stream {
         self.context =
             window[floor_char(&window, window.len().saturating_sub(CONTEXT_BYTES))..].to_string();
         out
+    }
+
+    /// The values already complete in what is held (byte ranges of `pending`), found with the
+    /// left context as `emit` will see them.
+    fn complete_values(&self) -> Vec<(usize, usize)> {
+        let window = format!("{}{}", self.context, self.pending);
+        let from = self.context.len();
+        self.redactor
+            .find(&window, from)
+            .into_iter()
+            .filter(|s| s.start >= from)
+            .map(|s| (s.start - from, s.end - from))
+            .collect()
     }
 
     /// Where the text that cannot change any more ends: before an open digit run, the last
@@ -576,15 +600,7 @@ impl Stream {
         // see it: a cut must not fall inside one ("see Temenos T24." must not leave as "see
         // Temenos " and then "T24."; an IBAN whose end a later character confirms must not leave
         // half masked one way and half the other).
-        let window = format!("{}{}", self.context, p);
-        let from = self.context.len();
-        let found: Vec<(usize, usize)> = self
-            .redactor
-            .find(&window, from)
-            .into_iter()
-            .filter(|s| s.start >= from)
-            .map(|s| (s.start - from, s.end - from))
-            .collect();
+        let found = self.complete_values();
         loop {
             // Every rule above works on bytes; a cut is always at a character's start.
             cut = floor_char(p, cut);
@@ -616,7 +632,15 @@ impl Stream {
             }
         }
         if cut < floor {
-            (floor, Some(cut))
+            // Forced: release up to the bound, but never stop inside a value already complete
+            // in what is held (it leaves whole, and masked as one).
+            let mut forced = floor;
+            for &(start, end) in &found {
+                if start < forced && end > forced {
+                    forced = end;
+                }
+            }
+            (forced, Some(cut))
         } else {
             (cut, None)
         }
@@ -1221,6 +1245,23 @@ mod tests {
                     "at {i}: {o:?} for {w:?}"
                 );
             }
+        }
+    }
+
+    /// Found by `cargo fuzz run output_stream`: the hold bound forced a cut inside a complete
+    /// internal name ("kyc_" left, then "lookup"), so neither half was masked. A forced cut now
+    /// never stops inside a complete value. Every position of the bound across the name is tried.
+    #[test]
+    fn the_hold_bound_never_splits_a_complete_value() {
+        let r = std::sync::Arc::new(all());
+        for n in 230..290 {
+            let text = format!("\u{8}core_banking_api{}", "\"".repeat(n));
+            let whole = r.redact(&text).text;
+            let mut s = r.stream();
+            let mut out = s.push(&text).text;
+            out.push_str(&s.finish().text);
+            assert_eq!(out, whole, "{n}");
+            assert!(!out.contains("banking"), "{n}: {out}");
         }
     }
 }
