@@ -226,7 +226,15 @@ def blackhole(port):
     }, indent=1))
 
 
-def connections(port, proc, seconds):
+def guard_model_sockets(pid, mock_port):
+    """The guard's own established connections to the model (its side, from `ss`): a call it
+    abandons is closed at once here, though the mock only notices when it answers."""
+    out = subprocess.run(["ss", "-tnpH", "state", "established", "dport", f"= :{mock_port}"],
+                         capture_output=True, text=True).stdout
+    return sum(1 for l in out.splitlines() if f"pid={pid}," in l)
+
+
+def connections(port, proc, seconds, mock_port=None):
     """1,000 client connections against a model that takes 500 ms: the model must never see more
     calls at once than the backend's cap (64), and the rest must be shed, not queued."""
     STATE["delay"] = 0.5
@@ -240,6 +248,7 @@ request = function()
 end
 """)
     rss = []
+    sockets = []
     done = threading.Event()
 
     def sample():
@@ -247,7 +256,13 @@ end
             rss.append(rss_kib(proc.pid))
             time.sleep(0.5)
 
+    def sample_sockets():
+        while not done.is_set() and mock_port:
+            sockets.append(guard_model_sockets(proc.pid, mock_port))
+            time.sleep(0.05)
+
     threading.Thread(target=sample, daemon=True).start()
+    threading.Thread(target=sample_sockets, daemon=True).start()
     out = subprocess.run(["wrk", "-t2", "-c1000", f"-d{seconds}s", "--timeout", "10s", "--latency", "-s", lua,
                           f"http://127.0.0.1:{port}/v1/screen"], capture_output=True, text=True).stdout
     done.set()
@@ -259,6 +274,7 @@ end
     print(json.dumps({
         "client_connections": 1000, "model_delay_ms": 500, "backend_cap": 64,
         "peak_concurrent_model_calls": STATE["peak"], "model_call_outcomes": calls,
+        "peak_guard_model_sockets": max(sockets or [0]), "socket_samples": len(sockets),
         "rss_kib_peak": max(rss or [0]), "rss_kib_start": rss[0] if rss else None,
         "wrk": [l.strip() for l in out.splitlines() if "Requests/sec" in l or "50%" in l or "99%" in l or "Socket" in l or "Non-2xx" in l],
     }, indent=1))
@@ -279,7 +295,7 @@ def main():
         if args.mode == "soak":
             soak(args, port, proc)
         elif args.mode == "connections":
-            connections(port, proc, 20)
+            connections(port, proc, 20, mock_port)
         else:
             blackhole(port)
     finally:
