@@ -612,10 +612,7 @@ fn number(v: &Value) -> Option<f64> {
                 .trim()
                 .chars()
                 .filter(|c| !matches!(c, ',' | '_' | ' '))
-                .map(|c| match c {
-                    '০'..='৯' => char::from(b'0' + (c as u32 - '০' as u32) as u8),
-                    c => c,
-                })
+                .map(|c| crate::redact::digit_char(c).map_or(c, |d| char::from(b'0' + d as u8)))
                 .collect();
             if t.is_empty() || !t.chars().all(|c| c.is_ascii_digit() || c == '.') {
                 return None;

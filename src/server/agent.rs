@@ -3,7 +3,7 @@
 //! the body tolerantly, hand it on, answer.
 
 use super::error::ApiError;
-use super::handlers::{admit, authorize_product, read_object};
+use super::handlers::{admit, authorize_product, read_object, request_id};
 use super::AppState;
 use crate::context::Document;
 use crate::gate::{ProposedCall, Round};
@@ -100,13 +100,8 @@ fn proposed_call(v: Value) -> ProposedCall {
         Some(Value::Object(f)) => f,
         _ => serde_json::Map::new(),
     };
-    let text = |v: Option<&Value>| match v {
-        Some(Value::String(s)) => Some(s.chars().take(256).collect::<String>()),
-        Some(Value::Number(n)) => Some(n.to_string()),
-        _ => None,
-    };
-    let id = text(call.get("id"));
-    let tool = text(
+    let id = label(call.get("id"));
+    let tool = label(
         call.get("tool")
             .or_else(|| call.get("name"))
             .or_else(|| function.get("name")),
@@ -124,6 +119,16 @@ fn proposed_call(v: Value) -> ProposedCall {
         other => Ok(other),
     };
     ProposedCall { id, tool, args }
+}
+
+/// An optional label (a call's id or tool, a document's id or owner): a string, cut at 256
+/// characters, or a number; anything else is none.
+fn label(v: Option<&Value>) -> Option<String> {
+    match v {
+        Some(Value::String(s)) => Some(s.chars().take(256).collect()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    }
 }
 
 /// A required identifier: a non-empty string or a number, at most 256 characters.
@@ -173,10 +178,7 @@ pub async fn screen_context(
         None | Some(Value::Null) => None,
         v => Some(required_id(v, "caller", "invalid_caller")?),
     };
-    let request_id = match body.request_id {
-        None | Some(Value::Null) => None,
-        v => Some(required_id(v, "request_id", "invalid_request_id")?),
-    };
+    let request_id = request_id(body.request_id)?;
     let docs = documents(body.documents)?;
     let started = Instant::now();
     let screener = state.screener.load_full();
@@ -227,12 +229,7 @@ fn documents(v: Option<Value>) -> Result<Vec<Document>, ApiError> {
                         Some(Value::String(t)) => Some(t),
                         _ => None,
                     };
-                    let label = |v: Option<Value>| match v {
-                        Some(Value::String(s)) => Some(s.chars().take(256).collect()),
-                        Some(Value::Number(n)) => Some(n.to_string()),
-                        _ => None,
-                    };
-                    (label(o.remove("id")), text, label(o.remove("owner")))
+                    (label(o.get("id")), text, label(o.get("owner")))
                 }
                 _ => (None, None, None),
             };

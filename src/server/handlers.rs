@@ -123,18 +123,21 @@ pub fn validate(r: ScreenRequest) -> Result<(String, String, Option<String>), Ap
             ))
         }
     };
-    let request_id = match r.request_id {
-        None | Some(serde_json::Value::Null) => None,
-        Some(serde_json::Value::String(s)) => Some(s.chars().take(128).collect()),
-        Some(serde_json::Value::Number(n)) => Some(n.to_string()),
-        Some(_) => {
-            return Err(ApiError::unprocessable(
-                "invalid_request_id",
-                "`request_id` must be a string or a number",
-            ))
-        }
-    };
-    Ok((product, text, request_id))
+    Ok((product, text, request_id(r.request_id)?))
+}
+
+/// The caller's `request_id`, echoed in the verdict: a string (cut at 128 characters) or a
+/// number; absent or null is none.
+pub fn request_id(v: Option<serde_json::Value>) -> Result<Option<String>, ApiError> {
+    match v {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(s)) => Ok(Some(s.chars().take(128).collect())),
+        Some(serde_json::Value::Number(n)) => Ok(Some(n.to_string())),
+        Some(_) => Err(ApiError::unprocessable(
+            "invalid_request_id",
+            "`request_id` must be a string or a number",
+        )),
+    }
 }
 
 pub(super) fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
