@@ -3,7 +3,6 @@
 //! rest are refused with a reason, and another owner's documents are dropped.
 
 use crate::harness::{app_for, counter_value, shipped_state, state_for, with_guard, TempConfig};
-use actix_web::test as web_test;
 use guard::config::Overrides;
 use serde_json::{json, Value};
 
@@ -15,17 +14,7 @@ async fn post(
     >,
     body: Value,
 ) -> (u16, Value) {
-    let req = web_test::TestRequest::post()
-        .uri("/v1/screen-context")
-        .set_json(body)
-        .to_request();
-    let resp = web_test::call_service(app, req).await;
-    let status = resp.status().as_u16();
-    let bytes = web_test::read_body(resp).await;
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
+    crate::harness::post(app, "/v1/screen-context", body).await
 }
 
 #[actix_web::test]

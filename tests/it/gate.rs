@@ -2,7 +2,7 @@
 //! dedupe over canonically equal arguments, velocity windows on a fake clock, and the HTTP
 //! route (tolerant shapes, clear errors, key scoping, decision log without values).
 
-use crate::harness::{app_for, counter_value, memory_audit, repo_root, shipped_state};
+use crate::harness::{app_for, counter_value, memory_audit, post, repo_root, shipped_state};
 use actix_web::test as web_test;
 use actix_web::web;
 use guard::config::Overrides;
@@ -544,28 +544,6 @@ proptest! {
             prop_assert!(g.2.as_deref().unwrap_or("").contains(&expected));
         }
     }
-}
-
-async fn post(
-    app: &impl actix_web::dev::Service<
-        actix_http::Request,
-        Response = actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>,
-        Error = actix_web::Error,
-    >,
-    uri: &str,
-    body: Value,
-) -> (u16, Value) {
-    let req = web_test::TestRequest::post()
-        .uri(uri)
-        .set_json(body)
-        .to_request();
-    let resp = web_test::call_service(app, req).await;
-    let status = resp.status().as_u16();
-    let bytes = web_test::read_body(resp).await;
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
 }
 
 #[actix_web::test]

@@ -121,8 +121,17 @@ where
     S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: actix_web::body::MessageBody,
 {
+    post(app, "/v1/screen", body).await
+}
+
+/// POST a JSON body to any route; returns status and JSON (`Null` when the body is not JSON).
+pub async fn post<S, B>(app: &S, uri: &str, body: serde_json::Value) -> (u16, serde_json::Value)
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: actix_web::body::MessageBody,
+{
     let req = test::TestRequest::post()
-        .uri("/v1/screen")
+        .uri(uri)
         .set_json(body)
         .to_request();
     let resp = test::call_service(app, req).await;

@@ -265,6 +265,29 @@ async fn one_shot_over_http_with_blocking_kinds_and_metrics() {
     assert!(!line.contains("483920"), "{line}");
 }
 
+/// An NDJSON body through the wallet's output stream: `200`, and each response line parsed.
+async fn stream_lines(
+    app: &impl actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>,
+        Error = actix_web::Error,
+    >,
+    body: String,
+) -> Vec<Value> {
+    let req = web_test::TestRequest::post()
+        .uri("/v1/screen-output/stream?product=wallet-assistant")
+        .insert_header(("content-type", "application/x-ndjson"))
+        .set_payload(body)
+        .to_request();
+    let resp = web_test::call_service(app, req).await;
+    assert_eq!(resp.status().as_u16(), 200);
+    let bytes = web_test::read_body(resp).await;
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or(Value::Null))
+        .collect()
+}
+
 #[actix_web::test]
 async fn a_value_split_across_stream_chunks_is_masked() {
     let app = app_for(shipped_state()).await;
@@ -276,18 +299,7 @@ async fn a_value_split_across_stream_chunks_is_masked() {
     .iter()
     .map(|l| format!("{l}\n"))
     .collect::<String>();
-    let req = web_test::TestRequest::post()
-        .uri("/v1/screen-output/stream?product=wallet-assistant")
-        .insert_header(("content-type", "application/x-ndjson"))
-        .set_payload(body)
-        .to_request();
-    let resp = web_test::call_service(&app, req).await;
-    assert_eq!(resp.status().as_u16(), 200);
-    let bytes = web_test::read_body(resp).await;
-    let lines: Vec<Value> = String::from_utf8_lossy(&bytes)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or(Value::Null))
-        .collect();
+    let lines = stream_lines(&app, body).await;
     let text: String = lines.iter().filter_map(|l| l["delta"].as_str()).collect();
     assert_eq!(text, "Card **** **** **** 1111 and [internal] said ok");
     let last = lines.last().cloned().unwrap_or_default();
@@ -396,18 +408,7 @@ async fn multi_byte_white_space_never_breaks_the_stream() {
             json!({"delta": &text[..at]}),
             json!({"delta": &text[at..]})
         );
-        let req = web_test::TestRequest::post()
-            .uri("/v1/screen-output/stream?product=wallet-assistant")
-            .insert_header(("content-type", "application/x-ndjson"))
-            .set_payload(body)
-            .to_request();
-        let resp = web_test::call_service(&app, req).await;
-        assert_eq!(resp.status().as_u16(), 200);
-        let bytes = web_test::read_body(resp).await;
-        let lines: Vec<Value> = String::from_utf8_lossy(&bytes)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or(Value::Null))
-            .collect();
+        let lines = stream_lines(&app, body).await;
         let out: String = lines.iter().filter_map(|l| l["delta"].as_str()).collect();
         assert!(
             !out.contains("4111 1111 1111 1111") && !out.contains("483920"),
