@@ -260,6 +260,10 @@ impl<'a> Run<'a> {
                 self.score = score.or(self.score);
                 (Outcome::Pass, detail, None)
             }
+            StageEval::PassedEmbeddedFirst { detail, score } => {
+                self.score = Some(score);
+                (Outcome::Pass, Some(detail), None)
+            }
             StageEval::LanguageUndetermined { detail } => {
                 self.language_done = true;
                 (Outcome::Pass, Some(detail), None)
@@ -393,13 +397,7 @@ impl<'a> Run<'a> {
     /// Model stages count their calls by backend and outcome.
     fn record_model_call(&self, stage: Stage, result: &Result<StageEval, StageError>) {
         let backend = match (stage, result) {
-            // The tiered guard's embedded model let the question through: no remote call.
-            (
-                Stage::Guard,
-                Ok(StageEval::Pass {
-                    detail: Some(d), ..
-                }),
-            ) if d.starts_with(crate::stages::guard::PREFILTER_DETAIL) => "embedded",
+            (Stage::Guard, Ok(StageEval::PassedEmbeddedFirst { .. })) => "embedded",
             (Stage::Guard, _) => self.product.guard.kind().as_str(),
             (Stage::Judge, _) if self.product.judge.is_some() => "judge",
             _ => return,

@@ -11,10 +11,6 @@ use crate::config::Product;
 use crate::question::Question;
 use crate::verdict::Reason;
 
-/// The start of the trace detail of a question the tiered guard's embedded model let through
-/// (the pipeline counts that call as the embedded model's, not the remote one's).
-pub const PREFILTER_DETAIL: &str = "embedded first";
-
 /// The tiered guard: the embedded model scores every question first; one it scores below
 /// `allow_below` passes without a remote call. Off unless a product sets
 /// `guard.embedded_first_below`. The embedded model's explicit labels are never softened, and a
@@ -31,12 +27,12 @@ pub async fn stage(q: &Question, product: &Product) -> Result<StageEval, StageEr
         let j = pre.backend.classify(q).await?;
         if let (NativeLabel::Score | NativeLabel::Safe, Some(p)) = (j.label, j.p_unsafe) {
             if p < pre.allow_below {
-                return Ok(StageEval::Pass {
-                    detail: Some(format!(
-                        "{PREFILTER_DETAIL}: p_unsafe={p:.3} < {}: no remote call",
+                return Ok(StageEval::PassedEmbeddedFirst {
+                    detail: format!(
+                        "embedded first: p_unsafe={p:.3} < {}: no remote call",
                         pre.allow_below
-                    )),
-                    score: Some(p),
+                    ),
+                    score: p,
                 });
             }
         }

@@ -24,6 +24,9 @@ pub enum StageEval {
         detail: Option<String>,
         score: Option<f32>,
     },
+    /// The tiered guard's embedded model scored the question clearly safe: it passes without
+    /// a call to the remote model (so the pipeline counts the embedded model's call).
+    PassedEmbeddedFirst { detail: String, score: f32 },
     /// The language screen has nothing more to say (no letters at all): skip its other stages.
     LanguageUndetermined { detail: String },
     /// The language is known. `settled`: the stage is sure (script, wordlists, a reliable
