@@ -479,13 +479,12 @@ impl Stream {
     pub fn push(&mut self, chunk: &str) -> Redacted {
         self.pending.push_str(chunk);
         let (mut cut, forced_from) = self.safe_cut();
-        if let Some(start) = forced_from {
+        if let Some((start, complete)) = forced_from {
             // More than MAX_HOLD_BYTES arrived without a place to cut: the bound on memory
             // forces out text that may still be part of a value. Its digits leave masked,
             // whatever the rest of the value turns out to be (fail closed: the stream may mask
             // more than the whole answer would, never less); values already complete in it are
             // left to the masking, which knows their kind.
-            let complete = self.complete_values();
             let masked: String = self.pending[start..cut]
                 .char_indices()
                 .map(|(i, c)| {
@@ -555,8 +554,9 @@ impl Stream {
     /// Where the text that cannot change any more ends: before an open digit run, the last
     /// word, a possible IBAN, or the start of a possible internal name; never more than
     /// [`MAX_HOLD_BYTES`] back. When that bound forces the cut later than the safe place, the
-    /// safe place comes back too: what lies between is released before it is complete.
-    fn safe_cut(&self) -> (usize, Option<usize>) {
+    /// safe place comes back too, with the values complete in what is held: what lies between
+    /// is released before it is complete.
+    fn safe_cut(&self) -> (usize, Option<Forced>) {
         let p = &self.pending;
         let floor = floor_char(p, p.len().saturating_sub(MAX_HOLD_BYTES));
         let mut cut = p.len();
@@ -640,12 +640,16 @@ impl Stream {
                     forced = end;
                 }
             }
-            (forced, Some(cut))
+            (forced, Some((cut, found)))
         } else {
             (cut, None)
         }
     }
 }
+
+/// A cut the hold bound forced: where the safe place was, and the byte ranges of the values
+/// complete in what was held.
+type Forced = (usize, Vec<(usize, usize)>);
 
 /// Where the text after its last white space starts (0 without one). White space may be
 /// several bytes long (NEL, NBSP, em space): `+ 1` would cut inside it.
