@@ -164,16 +164,13 @@ pub const MEMORY_STORE_KEYS: usize = 200_000;
 
 impl Stores {
     pub fn from_env() -> Result<Self, String> {
-        let redis = match std::env::var("GUARD_REDIS_URL") {
-            Ok(url) if !url.trim().is_empty() => {
-                Some(RedisStore::new(url.trim()).map_err(|e| e.to_string())?)
-            }
-            _ => None,
-        };
-        Ok(Stores {
-            memory: MemoryStore::new(MEMORY_STORE_KEYS),
-            redis,
-        })
+        match std::env::var("GUARD_REDIS_URL") {
+            Ok(url) if !url.trim().is_empty() => Self::with_redis(url.trim()),
+            _ => Ok(Stores {
+                memory: MemoryStore::new(MEMORY_STORE_KEYS),
+                redis: None,
+            }),
+        }
     }
 
     pub fn with_redis(url: &str) -> Result<Self, String> {
@@ -370,13 +367,16 @@ fn check(
         Some(id) if !id.trim().is_empty() => id,
         _ => return Err((GateReason::InvalidCall, "the call has no id".into())),
     };
-    if let Some(first) = ids.insert(id.to_string(), index) {
-        ids.insert(id.to_string(), first);
+    if let std::collections::hash_map::Entry::Occupied(first) = ids.entry(id.to_string()) {
         return Err((
             GateReason::InvalidCall,
-            format!("id `{id}` is already used by call #{first} of this round"),
+            format!(
+                "id `{id}` is already used by call #{} of this round",
+                first.get()
+            ),
         ));
     }
+    ids.insert(id.to_string(), index);
     let name = match call.tool.as_deref() {
         Some(t) if !t.trim().is_empty() => t,
         _ => return Err((GateReason::InvalidCall, "the call names no tool".into())),
