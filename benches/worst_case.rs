@@ -115,8 +115,7 @@ fn remote() -> &'static Remote {
         };
         let config = match load(
             Path::new(env!("CARGO_MANIFEST_DIR")),
-            &overrides,
-            &reqwest::Client::new(),
+            &overrides
         ) {
             Ok(c) => c,
             Err(e) => panic!("{e}"),

@@ -54,8 +54,7 @@ pub(crate) fn release_freed_memory() {
 }
 
 pub(crate) fn check_config(config_dir: std::path::PathBuf) -> anyhow::Result<ExitCode> {
-    let http = server::http_client();
-    match config::load(&config_dir, &config::Overrides::from_env(), &http) {
+    match config::load(&config_dir, &config::Overrides::from_env()) {
         Ok(set) => {
             // Exactly what `serve` builds, caches included.
             let screener = pipeline::Screener::new(set, metrics::Metrics::with_recording(false)?);
@@ -333,8 +332,7 @@ pub(crate) fn screen_output(
     file: Option<&std::path::Path>,
 ) -> anyhow::Result<ExitCode> {
     use std::io::Read;
-    let http = server::http_client();
-    let set = match config::load(&config_dir, &config::Overrides::from_env(), &http) {
+    let set = match config::load(&config_dir, &config::Overrides::from_env()) {
         Ok(s) => s,
         Err(e) => {
             eprint!("{e}");

@@ -97,6 +97,7 @@ pub struct Metrics {
     failures: IntCounterVec,
     policy_hits: IntCounterVec,
     breaker_state: IntGaugeVec,
+    model_sockets: IntGaugeVec,
     audit_dropped: IntGauge,
     output_findings: IntCounterVec,
     output_decisions: IntCounterVec,
@@ -234,6 +235,17 @@ impl Metrics {
                     Opts::new(
                         "guard_breaker_state",
                         "Circuit breaker of each remote backend: 0 closed, 1 open, 2 half-open",
+                    ),
+                    &["product", "role"],
+                )?;
+                r.register(Box::new(g.clone()))?;
+                g
+            },
+            model_sockets: {
+                let g = IntGaugeVec::new(
+                    Opts::new(
+                        "guard_model_sockets",
+                        "Sockets open to each remote backend (in use or idle); never above its max_concurrent",
                     ),
                     &["product", "role"],
                 )?;
@@ -491,6 +503,13 @@ impl Metrics {
         self.breaker_state
             .with_label_values(&[product, role])
             .set(v);
+    }
+
+    /// `role`: `guard` or `judge`.
+    pub fn set_model_sockets(&self, product: &str, role: &str, open: usize) {
+        self.model_sockets
+            .with_label_values(&[product, role])
+            .set(open as i64);
     }
 
     pub fn record_cache(&self, product: &str, hit: bool) {

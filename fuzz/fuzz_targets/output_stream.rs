@@ -10,7 +10,7 @@ fn config() -> &'static guard::config::ConfigSet {
     static C: OnceLock<guard::config::ConfigSet> = OnceLock::new();
     C.get_or_init(|| {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        match guard::config::load(&root, &Default::default(), &reqwest::Client::new()) {
+        match guard::config::load(&root, &Default::default()) {
             Ok(c) => c,
             Err(e) => panic!("{e}"),
         }

@@ -10,7 +10,7 @@ fn setup() -> &'static (guard::config::ConfigSet, guard::metrics::Metrics, tokio
         OnceLock::new();
     S.get_or_init(|| {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let config = match guard::config::load(&root, &Default::default(), &reqwest::Client::new()) {
+        let config = match guard::config::load(&root, &Default::default()) {
             Ok(c) => c,
             Err(e) => panic!("{e}"),
         };

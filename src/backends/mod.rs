@@ -2,7 +2,8 @@
 //! P(unsafe) when it has one, and categories). They only evaluate; the guard stage applies the
 //! product's thresholds and the pipeline applies timeouts and the fail-closed policy.
 //!
-//! One `reqwest::Client` is shared by every remote backend (built in `server::AppState`).
+//! Each remote backend calls its model through its own [`Transport`]: a pooled HTTP client whose
+//! sockets never outnumber the backend's cap.
 
 pub mod breaker;
 pub mod embedded;
@@ -11,6 +12,10 @@ pub mod moderation;
 pub mod openai_chat;
 pub mod tei;
 pub mod token_vectors;
+pub mod transport;
+
+pub use transport::post_json;
+pub use transport::Transport;
 
 use crate::question::Question;
 use futures_util::future::BoxFuture;
@@ -76,7 +81,7 @@ impl BackendKind {
 /// The remote backend of a kind (the embedded one is built from its model file).
 pub fn remote(
     kind: BackendKind,
-    http: reqwest::Client,
+    http: Transport,
     target: RemoteTarget,
 ) -> std::sync::Arc<dyn GuardBackend> {
     use std::sync::Arc;
@@ -149,18 +154,6 @@ impl BackendError {
             BackendError::Shed => ModelOutcome::Shed,
         }
     }
-
-    pub(crate) fn from_reqwest(e: reqwest::Error) -> Self {
-        if e.is_timeout() {
-            BackendError::Timeout
-        } else if let Some(status) = e.status() {
-            BackendError::Status(status.as_u16())
-        } else if e.is_decode() {
-            BackendError::Unparsable(e.to_string())
-        } else {
-            BackendError::Connect(e.to_string())
-        }
-    }
 }
 
 /// A guard model. A remote backend reads only [`Question::outbound`] (invisible characters
@@ -188,29 +181,4 @@ impl RemoteTarget {
             path.trim_start_matches('/')
         )
     }
-
-    pub(crate) fn authorise(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        match &self.api_key {
-            Some(key) => req.bearer_auth(key),
-            None => req,
-        }
-    }
-}
-
-/// POST JSON and read the body as JSON leniently (any extra fields); errors mapped uniformly.
-pub(crate) async fn post_json(
-    http: &reqwest::Client,
-    target: &RemoteTarget,
-    path: &str,
-    body: &serde_json::Value,
-) -> Result<serde_json::Value, BackendError> {
-    let req = target.authorise(http.post(target.endpoint(path)).json(body));
-    let resp = req.send().await.map_err(BackendError::from_reqwest)?;
-    let status = resp.status();
-    if !status.is_success() {
-        return Err(BackendError::Status(status.as_u16()));
-    }
-    let bytes = resp.bytes().await.map_err(BackendError::from_reqwest)?;
-    serde_json::from_slice(&bytes)
-        .map_err(|e| BackendError::Unparsable(format!("body is not JSON: {e}")))
 }

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 #[derive(Debug)]
 pub struct ModerationBackend {
-    pub http: reqwest::Client,
+    pub http: crate::backends::Transport,
     pub target: RemoteTarget,
 }
 

@@ -21,7 +21,7 @@ pub enum Protocol {
 
 #[derive(Debug)]
 pub struct OpenAiChatBackend {
-    pub http: reqwest::Client,
+    pub http: crate::backends::Transport,
     pub target: RemoteTarget,
     pub protocol: Protocol,
 }

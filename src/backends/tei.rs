@@ -16,7 +16,7 @@ pub const WINDOW_OVERLAP: usize = 200;
 
 #[derive(Debug)]
 pub struct TeiBackend {
-    pub http: reqwest::Client,
+    pub http: crate::backends::Transport,
     pub target: RemoteTarget,
 }
 

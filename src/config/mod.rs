@@ -9,6 +9,7 @@ pub mod raw;
 
 use crate::backends::breaker::{Breaker, BreakerSettings};
 use crate::backends::embedded::{EmbeddedBackend, EmbeddedModel, BUILTIN_MODEL};
+use crate::backends::Transport;
 use crate::backends::{BackendKind, GuardBackend, RemoteTarget};
 use crate::gate::policy::ToolPolicy;
 use crate::redact::{Kind, Redactor};
@@ -125,6 +126,9 @@ pub struct Product {
     pub guard_breaker: Option<Arc<Breaker>>,
     /// The judge's breaker and concurrency cap.
     pub judge_breaker: Option<Arc<Breaker>>,
+    /// The remote guard's and the judge's transports (their open sockets, for the metrics).
+    pub guard_sockets: Option<Transport>,
+    pub judge_sockets: Option<Transport>,
     pub lexicon: Arc<Lexicon>,
     pub signatures: Arc<Signatures>,
     pub guard: Arc<dyn GuardBackend>,
@@ -331,7 +335,6 @@ impl ConfigSet {
 /// many products name it.
 struct Loader<'a> {
     dir: &'a Path,
-    http: &'a reqwest::Client,
     problems: Vec<Problem>,
     files: HashMap<String, Option<Arc<Vec<u8>>>>,
     lexicons: HashMap<Vec<String>, Option<Arc<Lexicon>>>,
@@ -493,14 +496,15 @@ impl Loader<'_> {
         built
     }
 
-    /// The breaker of a remote target, shared by every product that calls it.
-    fn breaker(
+    /// The breaker and transport of a remote target, shared by every product that calls it
+    /// (the transport by every load too: its sockets stay bounded across reloads).
+    fn remote_link(
         &mut self,
         owner: &str,
         role: &str,
         target: &str,
         raw: &raw::RawBreaker,
-    ) -> Arc<Breaker> {
+    ) -> Option<(Arc<Breaker>, Transport)> {
         if raw.max_concurrent == 0 || raw.breaker_failures == 0 || raw.breaker_cooldown_ms == 0 {
             self.problem(
                 owner,
@@ -514,10 +518,20 @@ impl Loader<'_> {
             failures_to_open: raw.breaker_failures.max(1),
             cool_down: Duration::from_millis(raw.breaker_cooldown_ms),
         };
-        self.breakers
-            .entry(format!("{role}|{target}"))
+        let key = format!("{role}|{target}");
+        let transport = match Transport::shared(&key, settings.max_concurrent) {
+            Ok(t) => t,
+            Err(e) => {
+                self.problem(owner, role, e, "");
+                return None;
+            }
+        };
+        let breaker = self
+            .breakers
+            .entry(key)
             .or_insert_with(|| Arc::new(Breaker::new(settings)))
-            .clone()
+            .clone();
+        Some((breaker, transport))
     }
 
     /// A product's policy rules and tool policy; no file named means no rules and no tools.
@@ -600,11 +614,7 @@ static BUILTIN: std::sync::LazyLock<
 static BUILTIN_DIGEST: std::sync::LazyLock<String> =
     std::sync::LazyLock::new(|| crate::text::sha256_hex(BUILTIN_MODEL));
 
-pub fn load(
-    dir: &Path,
-    overrides: &Overrides,
-    http: &reqwest::Client,
-) -> Result<ConfigSet, ConfigError> {
+pub fn load(dir: &Path, overrides: &Overrides) -> Result<ConfigSet, ConfigError> {
     // Start-up: the built-in model is decoded and hashed on the second core while this one
     // reads the lists and builds the matchers (a load that needs it first waits for it).
     static WARMING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -616,7 +626,6 @@ pub fn load(
     }
     let mut loader = Loader {
         dir,
-        http,
         problems: Vec::new(),
         files: HashMap::new(),
         lexicons: HashMap::new(),
@@ -829,6 +838,8 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
         guard_prefilter: guard.prefilter,
         guard_breaker: guard.breaker,
         judge_breaker: judge.breaker,
+        guard_sockets: guard.sockets,
+        judge_sockets: judge.sockets,
         thresholds: guard.thresholds,
         guard_timeout: guard.timeout,
         judge_prompt: judge.prompt,
@@ -868,6 +879,7 @@ struct GuardParts {
     backend: Arc<dyn GuardBackend>,
     prefilter: Option<crate::stages::guard::Prefilter>,
     breaker: Option<Arc<Breaker>>,
+    sockets: Option<Transport>,
     thresholds: Thresholds,
     timeout: Duration,
     /// What the revision hashes: kind, target, thresholds, timeout.
@@ -927,12 +939,16 @@ impl raw::RawGuard {
             );
         }
         let mut breaker = None;
+        let mut sockets = None;
         let backend: Arc<dyn GuardBackend> = if kind == BackendKind::Embedded {
             Arc::new(EmbeddedBackend {
                 model: l.model(file, &self.model_path)?,
             })
         } else {
-            breaker = Some(l.breaker(file, "guard", &format!("{url}|{model}"), &self.breaker));
+            let (b, http) =
+                l.remote_link(file, "guard", &format!("{url}|{model}"), &self.breaker)?;
+            breaker = Some(b);
+            sockets = Some(http.clone());
             if url.is_empty() {
                 l.problem(
                     file,
@@ -959,7 +975,7 @@ impl raw::RawGuard {
                 model: model.clone(),
                 api_key,
             };
-            crate::backends::remote(kind, l.http.clone(), target)
+            crate::backends::remote(kind, http, target)
         };
         let prefilter = match self.embedded_first_below {
             None => None,
@@ -997,6 +1013,7 @@ impl raw::RawGuard {
             backend,
             prefilter,
             breaker,
+            sockets,
             thresholds,
             timeout: Duration::from_millis(self.timeout_ms),
             settings: format!("{kind_str}|{url}|{model}|{a}|{b}|{}{tier}", self.timeout_ms),
@@ -1009,6 +1026,7 @@ struct JudgeParts {
     prompt: String,
     client: Option<Arc<JudgeClient>>,
     breaker: Option<Arc<Breaker>>,
+    sockets: Option<Transport>,
     timeout: Duration,
     settings: String,
 }
@@ -1064,38 +1082,45 @@ impl raw::RawJudge {
             _ => (self.url.clone(), self.model.clone()),
         };
         let settings = format!("{url}|{model}|{}|{}", self.timeout_ms, self.max_tokens);
-        let breaker = (!url.is_empty())
-            .then(|| l.breaker(file, "judge", &format!("{url}|{model}"), &self.breaker));
-        let client = if url.is_empty() {
-            None
-        } else {
-            if model.is_empty() {
-                l.problem(
-                    file,
-                    "judge.model",
-                    "a judge url needs a model name",
-                    "the name the chat server serves",
-                );
+        let link = match url.is_empty() {
+            true => None,
+            false => {
+                Some(l.remote_link(file, "judge", &format!("{url}|{model}"), &self.breaker)?)
             }
-            let api_key = if overrides.judge_url.is_some() {
-                std::env::var("GUARD_JUDGE_API_KEY").ok()
-            } else {
-                l.api_key(file, "judge.api_key_env", &self.api_key_env)
-            };
-            Some(Arc::new(JudgeClient {
-                http: l.http.clone(),
-                target: RemoteTarget {
-                    url,
-                    model,
-                    api_key,
-                },
-                max_tokens: self.max_tokens,
-            }))
+        };
+        let (breaker, client, sockets) = match link {
+            None => (None, None, None),
+            Some((breaker, http)) => {
+                if model.is_empty() {
+                    l.problem(
+                        file,
+                        "judge.model",
+                        "a judge url needs a model name",
+                        "the name the chat server serves",
+                    );
+                }
+                let api_key = if overrides.judge_url.is_some() {
+                    std::env::var("GUARD_JUDGE_API_KEY").ok()
+                } else {
+                    l.api_key(file, "judge.api_key_env", &self.api_key_env)
+                };
+                let client = Arc::new(JudgeClient {
+                    http: http.clone(),
+                    target: RemoteTarget {
+                        url,
+                        model,
+                        api_key,
+                    },
+                    max_tokens: self.max_tokens,
+                });
+                (Some(breaker), Some(client), Some(http))
+            }
         };
         Some(JudgeParts {
             prompt,
             client,
             breaker,
+            sockets,
             timeout: Duration::from_millis(self.timeout_ms),
             settings,
         })

@@ -55,8 +55,7 @@ pub async fn run(config_dir: &Path, overrides: Overrides, opts: &EvalOptions) ->
             Err(e) => return fail(format!("cannot start the scripted judge: {e}")),
         }
     }
-    let http = crate::server::http_client();
-    let config = match config::load(config_dir, &overrides, &http) {
+    let config = match config::load(config_dir, &overrides) {
         Ok(c) => c,
         Err(e) => return fail(e.to_string()),
     };

@@ -235,6 +235,13 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
                 state.metrics.set_breaker(&p.name, role, b.state());
             }
         }
+        for (role, sockets) in [("guard", &p.guard_sockets), ("judge", &p.judge_sockets)] {
+            if let Some(t) = sockets {
+                state
+                    .metrics
+                    .set_model_sockets(&p.name, role, t.open_sockets());
+            }
+        }
     }
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")

@@ -33,7 +33,6 @@ pub struct AppState {
     pub audit: Arc<AuditLog>,
     pub config_dir: PathBuf,
     pub overrides: Overrides,
-    pub http: reqwest::Client,
     pub max_body_bytes: usize,
     /// Screens in flight; a request that finds none free is refused at once with `503`.
     pub in_flight: Arc<tokio::sync::Semaphore>,
@@ -51,23 +50,6 @@ pub struct AppState {
     pub ops_on_main: bool,
 }
 
-/// The one HTTP client for every model call. Per-request deadlines come from each product's
-/// `timeout_ms`; these are outer bounds.
-pub fn http_client() -> reqwest::Client {
-    // Built once per process (TLS set-up parses every root certificate); clones share its pool.
-    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
-            reqwest::Client::builder()
-                .connect_timeout(Duration::from_secs(2))
-                .timeout(Duration::from_secs(30))
-                .pool_idle_timeout(Duration::from_secs(60))
-                .build()
-                .unwrap_or_default()
-        })
-        .clone()
-}
-
 impl AppState {
     pub fn load(
         config_dir: PathBuf,
@@ -82,15 +64,13 @@ impl AppState {
                 hint: String::new(),
             }],
         })?;
-        let http = http_client();
-        let set = config::load(&config_dir, &overrides, &http)?;
+        let set = config::load(&config_dir, &overrides)?;
         Ok(AppState {
             screener: ArcSwap::from_pointee(Screener::new(set, metrics.clone())),
             metrics,
             audit: Arc::new(audit),
             config_dir,
             overrides,
-            http,
             max_body_bytes: env_number("GUARD_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES),
             in_flight: Arc::new(tokio::sync::Semaphore::new(env_number(
                 "GUARD_MAX_IN_FLIGHT",
@@ -126,7 +106,7 @@ impl AppState {
     /// Re-read products, wordlists and prompts. The new configuration replaces the old one only
     /// when all of it is valid; requests in flight finish on the one they started with.
     pub fn reload(&self) -> Result<Vec<(String, String)>, ConfigError> {
-        let result = config::load(&self.config_dir, &self.overrides, &self.http);
+        let result = config::load(&self.config_dir, &self.overrides);
         self.metrics.record_reload(result.is_ok());
         let set = result?;
         let products = set

@@ -60,7 +60,7 @@ const CLOSE: &str = "QUESTION>>>";
 
 #[derive(Debug)]
 pub struct JudgeClient {
-    pub http: reqwest::Client,
+    pub http: crate::backends::Transport,
     pub target: RemoteTarget,
     pub max_tokens: u32,
 }

@@ -409,7 +409,7 @@ fn the_tiered_guard_is_checked_at_load() {
         ("kind = \"llama_guard_3\"\nurl = \"http://127.0.0.1:9/v1\"\nmodel = \"lg\"\nembedded_first_below = 0", "above 0"),
     ] {
         let cfg = TempConfig::new(move |_, text| with_guard(text, table));
-        let err = guard::config::load(cfg.path(), &guard::config::Overrides::default(), &guard::server::http_client())
+        let err = guard::config::load(cfg.path(), &guard::config::Overrides::default())
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();

@@ -4,7 +4,7 @@ use crate::harness::{repo_root, with_guard, TempConfig};
 use guard::config::{load, Overrides};
 
 fn problems(dir: &std::path::Path, overrides: &Overrides) -> Vec<String> {
-    match load(dir, overrides, &guard::server::http_client()) {
+    match load(dir, overrides) {
         Ok(_) => Vec::new(),
         Err(e) => e.problems.iter().map(ToString::to_string).collect(),
     }
@@ -71,11 +71,7 @@ fn overrides_must_come_in_pairs() {
 #[test]
 fn config_rev_changes_with_any_loaded_file() {
     let cfg = TempConfig::new(|_, t| t);
-    let rev = |dir: &std::path::Path| match load(
-        dir,
-        &Overrides::default(),
-        &guard::server::http_client(),
-    ) {
+    let rev = |dir: &std::path::Path| match load(dir, &Overrides::default()) {
         Ok(s) => s
             .products
             .get("wallet-assistant")

@@ -211,7 +211,7 @@ fn an_overriding_model_takes_its_own_kinds_thresholds() {
         model_name: Some("lg".into()),
         ..Overrides::default()
     };
-    let set = guard::config::load(&repo_root(), &overrides, &guard::server::http_client());
+    let set = guard::config::load(&repo_root(), &overrides);
     let set = set.map_err(|e| e.to_string());
     let Ok(set) = set else {
         panic!("{set:?}");
@@ -288,11 +288,7 @@ impl GuardBackend for Panicking {
 
 #[tokio::test]
 async fn a_panicking_guard_blocks_as_check_failed() {
-    let set = guard::config::load(
-        &repo_root(),
-        &Overrides::default(),
-        &guard::server::http_client(),
-    );
+    let set = guard::config::load(&repo_root(), &Overrides::default());
     let Ok(mut set) = set else {
         panic!("the shipped configuration loads");
     };
@@ -322,11 +318,7 @@ async fn a_panicking_guard_blocks_as_check_failed() {
 
 // 8. Configuration: what check-config accepts, serve runs; every problem at once.
 fn problems(cfg: &TempConfig) -> Vec<String> {
-    match guard::config::load(
-        cfg.path(),
-        &Overrides::default(),
-        &guard::server::http_client(),
-    ) {
+    match guard::config::load(cfg.path(), &Overrides::default()) {
         Ok(_) => Vec::new(),
         Err(e) => e.problems.iter().map(ToString::to_string).collect(),
     }

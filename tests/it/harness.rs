@@ -200,6 +200,11 @@ pub struct LiveServer {
 
 impl LiveServer {
     pub fn start(state: web::Data<AppState>) -> Self {
+        Self::start_with_workers(state, 1)
+    }
+
+    /// With `workers` worker threads, each with its own runtime, like `guard serve`.
+    pub fn start_with_workers(state: web::Data<AppState>, workers: usize) -> Self {
         let listener = match std::net::TcpListener::bind("127.0.0.1:0") {
             Ok(l) => l,
             Err(e) => panic!("{e}"),
@@ -209,7 +214,7 @@ impl LiveServer {
             .map(|a| a.to_string())
             .unwrap_or_default();
         let Ok(server) = actix_web::HttpServer::new(move || create_app(state.clone()))
-            .workers(1)
+            .workers(workers)
             .listen(listener)
             .map(|s| s.run())
         else {
@@ -296,15 +301,11 @@ impl Drop for LiveServer {
 
 /// The wallet product's `config_rev` in a configuration directory (`None` if it does not load).
 pub fn wallet_rev(cfg: &TempConfig) -> Option<String> {
-    guard::config::load(
-        cfg.path(),
-        &Overrides::default(),
-        &guard::server::http_client(),
-    )
-    .ok()
-    .and_then(|s| {
-        s.products
-            .get("wallet-assistant")
-            .map(|p| p.config_rev.clone())
-    })
+    guard::config::load(cfg.path(), &Overrides::default())
+        .ok()
+        .and_then(|s| {
+            s.products
+                .get("wallet-assistant")
+                .map(|p| p.config_rev.clone())
+        })
 }

@@ -435,7 +435,7 @@ async fn sighup_reloads_a_running_server() {
         Ok(c) => c,
         Err(e) => panic!("{e}"),
     };
-    let client = guard::server::http_client();
+    let client = reqwest::Client::new();
     let url = format!("http://{listen}/readyz");
     let rev = || async {
         let v: serde_json::Value = client.get(&url).send().await.ok()?.json().await.ok()?;

@@ -12,15 +12,9 @@ use std::sync::OnceLock;
 
 fn config() -> &'static ConfigSet {
     static C: OnceLock<ConfigSet> = OnceLock::new();
-    C.get_or_init(|| {
-        match load(
-            &repo_root(),
-            &Overrides::default(),
-            &guard::server::http_client(),
-        ) {
-            Ok(c) => c,
-            Err(e) => panic!("{e}"),
-        }
+    C.get_or_init(|| match load(&repo_root(), &Overrides::default()) {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
     })
 }
 

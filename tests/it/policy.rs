@@ -217,11 +217,7 @@ fn a_broken_policy_file_is_a_configuration_problem() {
         "policies/wallet-assistant.toml",
         "[[rule]]\nid = \"Bad Id\"\ndescription = \"d\"\naction = \"block\"\nall = [[\"x\"]]\n",
     );
-    let problems = match guard::config::load(
-        cfg.path(),
-        &Overrides::default(),
-        &guard::server::http_client(),
-    ) {
+    let problems = match guard::config::load(cfg.path(), &Overrides::default()) {
         Ok(_) => Vec::new(),
         Err(e) => e.problems.iter().map(ToString::to_string).collect(),
     };

@@ -7,16 +7,12 @@ use std::sync::OnceLock;
 
 fn config() -> &'static guard::config::ConfigSet {
     static C: OnceLock<guard::config::ConfigSet> = OnceLock::new();
-    C.get_or_init(|| {
-        match guard::config::load(
-            &crate::harness::repo_root(),
-            &Default::default(),
-            &guard::server::http_client(),
-        ) {
+    C.get_or_init(
+        || match guard::config::load(&crate::harness::repo_root(), &Default::default()) {
             Ok(c) => c,
             Err(e) => panic!("{e}"),
-        }
-    })
+        },
+    )
 }
 
 proptest! {

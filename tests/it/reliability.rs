@@ -373,3 +373,154 @@ fn screens_are_answered_while_a_reload_builds() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A chat model on loopback that answers `safe` after `delay` over keep-alive HTTP/1.1 and
+/// counts its open connections: (base URL, the most connections it ever had open at once).
+async fn counting_model(delay: Duration) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
+        Ok(l) => l,
+        Err(e) => panic!("{e}"),
+    };
+    let url = match listener.local_addr() {
+        Ok(a) => format!("http://{a}"),
+        Err(e) => panic!("{e}"),
+    };
+    let open = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let body = safe_answer().to_string();
+    let (open_c, most_c) = (open.clone(), most.clone());
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let now = open_c.fetch_add(1, Ordering::SeqCst) + 1;
+            most_c.fetch_max(now, Ordering::SeqCst);
+            let (open, body) = (open_c.clone(), body.clone());
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                'conn: loop {
+                    // One request: headers, then Content-Length bytes of body.
+                    let (head_end, length) = loop {
+                        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            let head = String::from_utf8_lossy(&buf[..i]).to_ascii_lowercase();
+                            let length = head
+                                .lines()
+                                .find_map(|l| l.strip_prefix("content-length:"))
+                                .and_then(|v| v.trim().parse::<usize>().ok())
+                                .unwrap_or(0);
+                            break (i + 4, length);
+                        }
+                        match sock.read(&mut chunk).await {
+                            Ok(0) | Err(_) => break 'conn,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    };
+                    while buf.len() < head_end + length {
+                        match sock.read(&mut chunk).await {
+                            Ok(0) | Err(_) => break 'conn,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    }
+                    buf.drain(..head_end + length);
+                    tokio::time::sleep(delay).await;
+                    let answer = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if sock.write_all(answer.as_bytes()).await.is_err() {
+                        break;
+                    }
+                }
+                open.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+    });
+    (url, most)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backend_never_opens_more_sockets_than_its_cap() {
+    use std::sync::atomic::Ordering;
+    let (url, most) = counting_model(Duration::from_millis(5)).await;
+    let transport = match guard::backends::Transport::new(4) {
+        Ok(t) => t,
+        Err(e) => panic!("{e}"),
+    };
+    let target = guard::backends::RemoteTarget {
+        url: format!("{url}/v1"),
+        model: "lg".into(),
+        api_key: None,
+    };
+    // 200 calls at once, far more than the cap: they take turns on 4 sockets.
+    let body = json!({});
+    let calls = (0..200)
+        .map(|_| guard::backends::post_json(&transport, &target, "chat/completions", &body));
+    let answers = futures_util::future::join_all(calls).await;
+    let failed = answers.iter().filter(|a| a.is_err()).count();
+    assert_eq!(failed, 0, "{:?}", answers.iter().find(|a| a.is_err()));
+    assert!(
+        most.load(Ordering::SeqCst) <= 4,
+        "{} sockets",
+        most.load(Ordering::SeqCst)
+    );
+    assert!(transport.open_sockets() <= 4);
+    assert!(most.load(Ordering::SeqCst) >= 2, "the calls did overlap");
+}
+
+#[test]
+fn screens_far_above_a_backends_cap_never_open_more_sockets_than_the_cap() {
+    use std::sync::atomic::Ordering;
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => panic!("{e}"),
+    };
+    let (url, most) = runtime.block_on(counting_model(Duration::from_millis(20)));
+    let state = remote_guard_state(&url, "max_concurrent = 8\ntimeout_ms = 3000");
+    // Two workers, each with its own runtime, as `guard serve` runs on this machine, and 1,000
+    // clients: a socket freed on one worker is on its way back to the pool while a call starts
+    // on the other. With one shared reqwest client this opened a 9th socket (3 runs of 3).
+    let server = LiveServer::start_with_workers(state, 2);
+    let endpoint = format!("http://{}/v1/screen", server.addr);
+    let (allowed, shed) = runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let clients = (0..1000).map(|c| {
+            let (client, endpoint) = (client.clone(), endpoint.clone());
+            tokio::spawn(async move {
+                let (mut allowed, mut shed) = (0, 0);
+                for i in 0..10 {
+                    let body = json!({"product": "wallet-assistant", "text": format!("what is my balance {c} {i}")});
+                    let v: Value = match client.post(&endpoint).json(&body).send().await {
+                        Ok(r) => r.json().await.unwrap_or(Value::Null),
+                        Err(e) => panic!("{e}"),
+                    };
+                    match v["decision"].as_str() {
+                        Some("allow") => allowed += 1,
+                        _ => {
+                            assert_eq!(v["reason"], "guard_unavailable", "{v}");
+                            shed += 1;
+                        }
+                    }
+                }
+                (allowed, shed)
+            })
+        });
+        let mut totals = (0, 0);
+        for r in futures_util::future::join_all(clients).await {
+            let (a, s) = r.unwrap_or((0, 0));
+            totals = (totals.0 + a, totals.1 + s);
+        }
+        totals
+    });
+    assert_eq!(allowed + shed, 10_000);
+    assert!(allowed >= 8, "{allowed} allowed");
+    assert!(
+        most.load(Ordering::SeqCst) <= 8,
+        "{} sockets",
+        most.load(Ordering::SeqCst)
+    );
+}

@@ -415,9 +415,8 @@ fn cross_validate(
     vectors: &'static TokenVectors,
     scores_out: Option<&Path>,
 ) -> anyhow::Result<()> {
-    let http = reqwest::Client::new();
-    let config = guard::config::load(config_dir, &Default::default(), &http)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let config =
+        guard::config::load(config_dir, &Default::default()).map_err(|e| anyhow::anyhow!("{e}"))?;
     let signatures = config
         .products
         .values()
