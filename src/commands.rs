@@ -51,6 +51,50 @@ pub(crate) fn release_freed_memory() {
             malloc_trim(0);
         }
     }
+    // The built-in model and token vectors are decoded into the heap at load; their bytes in
+    // the binary are not read again (a reload decodes nothing: the decoded model is kept).
+    drop_resident_pages(crate::backends::embedded::BUILTIN_MODEL);
+    drop_resident_pages(crate::backends::token_vectors::BUILTIN_VECTORS);
+}
+
+/// Let the kernel drop the resident pages of read-only data in the binary (about 7 MB for the
+/// two model files). Nothing is lost: the pages are read back from the executable if the data is
+/// ever touched again, and they were never written.
+fn drop_resident_pages(bytes: &'static [u8]) {
+    #[cfg(target_os = "linux")]
+    {
+        extern "C" {
+            fn madvise(
+                addr: *mut std::ffi::c_void,
+                len: usize,
+                advice: std::os::raw::c_int,
+            ) -> std::os::raw::c_int;
+            fn sysconf(name: std::os::raw::c_int) -> std::os::raw::c_long;
+        }
+        const MADV_DONTNEED: std::os::raw::c_int = 4;
+        const SC_PAGESIZE: std::os::raw::c_int = 30;
+        // SAFETY: sysconf takes no pointer.
+        let page = unsafe { sysconf(SC_PAGESIZE) };
+        let Ok(page) = usize::try_from(page) else {
+            return;
+        };
+        if page == 0 {
+            return;
+        }
+        // Only whole pages inside the data: its neighbours in the binary are left alone.
+        let start = (bytes.as_ptr() as usize).div_ceil(page) * page;
+        let end = (bytes.as_ptr() as usize + bytes.len()) / page * page;
+        if end > start {
+            // SAFETY: the range lies inside a 'static read-only mapping of the executable that
+            // is never written; MADV_DONTNEED on it only discards clean pages, which the next
+            // read faults back in from the file with the same contents.
+            unsafe {
+                madvise(start as *mut std::ffi::c_void, end - start, MADV_DONTNEED);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = bytes;
 }
 
 pub(crate) fn check_config(config_dir: std::path::PathBuf) -> anyhow::Result<ExitCode> {
