@@ -51,15 +51,17 @@ pub(crate) fn release_freed_memory() {
             malloc_trim(0);
         }
     }
-    // The built-in model and token vectors are decoded into the heap at load; their bytes in
-    // the binary are not read again (a reload decodes nothing: the decoded model is kept).
+    // Load read every byte of the built-in model and token vectors (decoding, and hashing for
+    // `config_rev`). From now on the model reads its tables in place, page by page as questions
+    // touch them: drop the pages now, and what is read comes back from the executable on
+    // demand (clean pages the kernel can reclaim, not heap).
     drop_resident_pages(crate::backends::embedded::BUILTIN_MODEL);
     drop_resident_pages(crate::backends::token_vectors::BUILTIN_VECTORS);
 }
 
 /// Let the kernel drop the resident pages of read-only data in the binary (about 7 MB for the
-/// two model files). Nothing is lost: the pages are read back from the executable if the data is
-/// ever touched again, and they were never written.
+/// two model files). Nothing is lost: the pages are read back from the executable when the data
+/// is touched again, and they were never written.
 fn drop_resident_pages(bytes: &'static [u8]) {
     #[cfg(target_os = "linux")]
     {

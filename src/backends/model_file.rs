@@ -15,6 +15,32 @@ pub enum ModelError {
     Vectors(u64),
 }
 
+/// A table of little-endian values as stored in the file: borrowed from the bytes built into the
+/// binary (never copied to the heap: its pages stay the executable's, read on demand and
+/// reclaimable), or owned (a model file read at run time, a model just trained).
+pub type Table = std::borrow::Cow<'static, [u8]>;
+
+/// How a decoder keeps the tables it reads.
+pub trait Keep<'a> {
+    fn keep(&self, bytes: &'a [u8]) -> Table;
+}
+
+/// Borrow: the file is `'static` (built into the binary).
+pub struct InPlace;
+impl Keep<'static> for InPlace {
+    fn keep(&self, bytes: &'static [u8]) -> Table {
+        Table::Borrowed(bytes)
+    }
+}
+
+/// Copy: the file lives only as long as its decoding.
+pub struct Copied;
+impl<'a> Keep<'a> for Copied {
+    fn keep(&self, bytes: &'a [u8]) -> Table {
+        Table::Owned(bytes.to_vec())
+    }
+}
+
 /// A cursor over a model file that starts with an 8-byte magic.
 pub struct Reader<'a> {
     bytes: &'a [u8],

@@ -8,7 +8,7 @@
 //! `a–z0–9` in the folded text are looked up; Bangla contributes nothing here and is scored by the
 //! n-grams alone. A question's vector is the L2-normalised mean of its pieces' vectors.
 
-use super::model_file::{ModelError, Reader};
+use super::model_file::{Copied, InPlace, Keep, ModelError, Reader, Table};
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
@@ -22,7 +22,7 @@ const MAX_PIECES: usize = 512;
 pub static BUILTIN_VECTORS: &[u8] = include_bytes!("../../models/token-vectors.bin");
 
 static BUILTIN: LazyLock<Result<TokenVectors, ModelError>> =
-    LazyLock::new(|| TokenVectors::from_bytes(BUILTIN_VECTORS));
+    LazyLock::new(|| TokenVectors::decode(BUILTIN_VECTORS, InPlace));
 
 /// The vectors built into the binary.
 pub fn builtin() -> Result<&'static TokenVectors, ModelError> {
@@ -38,7 +38,8 @@ pub struct TokenVectors {
     /// Longest piece, in bytes: no longer prefix is ever tried.
     max_piece: usize,
     scales: Vec<f32>,
-    values: Vec<i8>,
+    /// `dims` i8 per row, as in the file.
+    values: Table,
     /// First 8 bytes of the file's SHA-256: a model file names the vectors it was trained with.
     fingerprint: u64,
 }
@@ -54,7 +55,12 @@ impl std::fmt::Debug for TokenVectors {
 }
 
 impl TokenVectors {
+    /// Decode a vectors file, copying its tables.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ModelError> {
+        Self::decode(bytes, Copied)
+    }
+
+    fn decode<'a>(bytes: &'a [u8], keep: impl Keep<'a>) -> Result<Self, ModelError> {
         let mut r = Reader::open(bytes, MAGIC)?;
         let dims = r.u32()? as usize;
         let count = r.u32()? as usize;
@@ -70,10 +76,7 @@ impl TokenVectors {
             max_piece = max_piece.max(piece.len());
         }
         let scales = r.many(count, f32::from_le_bytes)?;
-        let values = r.many(
-            count.checked_mul(dims).ok_or(ModelError::Size)?,
-            i8::from_le_bytes,
-        )?;
+        let values = keep.keep(r.take(count.checked_mul(dims).ok_or(ModelError::Size)?)?);
         r.finish()?;
         let digest = {
             use sha2::{Digest, Sha256};
@@ -150,6 +153,7 @@ impl TokenVectors {
             let scale = self.scales[row];
             let values = &self.values[row * self.dims..(row + 1) * self.dims];
             for (s, &v) in sum.iter_mut().zip(values) {
+                let v = v as i8;
                 *s += scale * f32::from(v);
             }
         }

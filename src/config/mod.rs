@@ -609,7 +609,7 @@ impl Loader<'_> {
 /// The built-in model never changes: decoded once per process, not on every load.
 static BUILTIN: std::sync::LazyLock<
     Result<Arc<EmbeddedModel>, crate::backends::model_file::ModelError>,
-> = std::sync::LazyLock::new(|| EmbeddedModel::from_bytes(BUILTIN_MODEL).map(Arc::new));
+> = std::sync::LazyLock::new(|| EmbeddedModel::from_static(BUILTIN_MODEL).map(Arc::new));
 /// Its digest for `config_rev`: hashed once per process (3 MB), not once per product and load.
 static BUILTIN_DIGEST: std::sync::LazyLock<String> =
     std::sync::LazyLock::new(|| crate::text::sha256_hex(BUILTIN_MODEL));
