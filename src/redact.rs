@@ -394,13 +394,35 @@ impl Redactor {
 
     /// The masked text and what was found, with char offsets counted from `offset_chars`.
     pub fn apply(&self, text: &str, spans: &[Span], offset_chars: usize) -> Redacted {
+        self.apply_forced(text, spans, offset_chars, 0..0)
+    }
+
+    /// [`Self::apply`], and every digit outside the spans within `forced` (byte range of
+    /// `text`) is masked too: text the stream's hold bound forces out before it is complete.
+    fn apply_forced(
+        &self,
+        text: &str,
+        spans: &[Span],
+        offset_chars: usize,
+        forced: std::ops::Range<usize>,
+    ) -> Redacted {
         let mut out = String::with_capacity(text.len());
         let mut findings = Vec::with_capacity(spans.len());
         let mut at = 0;
         let mut chars = offset_chars;
+        let plain_out = |out: &mut String, from: usize, plain: &str| {
+            if forced.start < from + plain.len() && from < forced.end {
+                for (i, c) in plain.char_indices() {
+                    let masked = forced.contains(&(from + i)) && digit_char(c).is_some();
+                    out.push(if masked { '*' } else { c });
+                }
+            } else {
+                out.push_str(plain);
+            }
+        };
         for s in spans {
             let plain = &text[at..s.start];
-            out.push_str(plain);
+            plain_out(&mut out, at, plain);
             chars += plain.chars().count();
             let before = out.len();
             let value = &text[s.start..s.end];
@@ -431,7 +453,7 @@ impl Redactor {
             chars += n;
             at = s.end;
         }
-        out.push_str(&text[at..]);
+        plain_out(&mut out, at, &text[at..]);
         Redacted {
             text: out,
             findings,
@@ -478,42 +500,20 @@ impl Stream {
     /// Add a chunk; returns what can leave now, masked.
     pub fn push(&mut self, chunk: &str) -> Redacted {
         self.pending.push_str(chunk);
-        let (mut cut, found, forced_from) = self.safe_cut();
-        if let Some(start) = forced_from {
-            // More than MAX_HOLD_BYTES arrived without a place to cut: the bound on memory
-            // forces out text that may still be part of a value. Its digits leave masked,
-            // whatever the rest of the value turns out to be (fail closed: the stream may mask
-            // more than the whole answer would, never less); values already complete in it are
-            // left to the masking, which knows their kind.
-            let masked: String = self.pending[start..cut]
-                .char_indices()
-                .map(|(i, c)| {
-                    let inside = found
-                        .iter()
-                        .any(|v| v.start <= start + i && start + i < v.end);
-                    if digit_char(c).is_some() && !inside {
-                        '*'
-                    } else {
-                        c
-                    }
-                })
-                .collect();
-            let rest = self.pending.split_off(cut);
-            self.pending.truncate(start);
-            self.pending.push_str(&masked);
-            cut = self.pending.len();
-            self.pending.push_str(&rest);
-            // The held text changed: its values are found again.
-            let found = self.complete_values();
-            return self.emit(cut, &found);
-        }
-        self.emit(cut, &found)
+        let (cut, found, forced_from) = self.safe_cut();
+        // More than MAX_HOLD_BYTES arrived without a place to cut: the bound on memory forces
+        // out text that may still be part of a value. Its digits outside the values already
+        // complete in it leave masked, whatever the rest turns out to be (fail closed: the
+        // stream may mask more than the whole answer would, never less); the complete values
+        // are masked by their kind, as found in the text as it arrived.
+        let forced = forced_from.map_or(0..0, |start| start..cut);
+        self.emit(cut, &found, forced)
     }
 
     /// The end of the answer: everything left, masked.
     pub fn finish(&mut self) -> Redacted {
         let found = self.complete_values();
-        self.emit(self.pending.len(), &found)
+        self.emit(self.pending.len(), &found, 0..0)
     }
 
     /// Bytes held now.
@@ -525,7 +525,7 @@ impl Stream {
     /// (with the left context), so a value's kind and extent are judged with the text after
     /// the cut too, as the whole answer would be ("RR99… 0022222 " is an IBAN only if what
     /// follows the space does not extend it). A cut never falls inside one of them.
-    fn emit(&mut self, cut: usize, found: &[Span]) -> Redacted {
+    fn emit(&mut self, cut: usize, found: &[Span], forced: std::ops::Range<usize>) -> Redacted {
         let ready: String = self.pending.drain(..cut).collect();
         let spans: Vec<Span> = found
             .iter()
@@ -537,7 +537,9 @@ impl Stream {
                 end: s.end.min(cut),
             })
             .collect();
-        let out = self.redactor.apply(&ready, &spans, self.emitted_chars);
+        let out = self
+            .redactor
+            .apply_forced(&ready, &spans, self.emitted_chars, forced);
         self.emitted_chars += out.text.chars().count();
         self.context.push_str(&ready);
         self.context = self.context[floor_char(
@@ -1275,6 +1277,41 @@ mod tests {
             out.push_str(&s.finish().text);
             assert_eq!(out, whole, "{n}");
             assert!(!out.contains("banking"), "{n}: {out}");
+        }
+    }
+
+    /// Found by `cargo fuzz run output_stream` (a seventh run): 300 bytes without white space
+    /// force a cut, and the stream used to mask the forced digits in the held text before
+    /// looking for values in it. "gpt-4o" became "gpt-*o", no longer an internal name, and
+    /// "…0Pl" became "…*Pl", which completed an e-mail address that is not one: the stream
+    /// starred the name where the whole answer replaces it. The values are now found in the
+    /// text as it arrived, and the forced digits masked around them.
+    #[test]
+    fn a_forced_cut_finds_values_in_the_text_as_it_arrived() {
+        let r = std::sync::Arc::new(Redactor::new(
+            Kind::ALL.into_iter().collect(),
+            &[(Kind::Phone, 3)],
+            vec![],
+            vec![
+                "wallet_ledger_api".into(),
+                "kyc_lookup".into(),
+                "gpt-4o".into(),
+            ],
+            "[internal]",
+        ));
+        let text = "]]\n]TePPPPPPPPPPPPl\0\0\0_gpt-4o___z_________ledgea@..aaa33@.kycJAPPPPPPPPPPPPPPPatedPPPPPPPPPPPPPPPPPIIIIIIIIIIQQQPPPPPPPP0Pl\0\0\0____z____^____ledgza@..aaa333333333300U0gea@..aaawalle*_ledger_ap00000000000000000000000000000000000000003074457345618258602PPP7345618258602PPPPPPPPPPPPPPPP-rr0 0 0(v&u(v\0\0\0\0PPPPPPPPPPPPPA\u{11}\0\0PPPPP#";
+        let whole = r.redact(text).text;
+        let mut s = r.stream();
+        let mut out = s.push(text).text;
+        out.push_str(&s.finish().text);
+        assert!(out.contains("_[internal]___"), "{out}");
+        let (w, o): (Vec<char>, Vec<char>) = (whole.chars().collect(), out.chars().collect());
+        assert_eq!(w.len(), o.len(), "{out:?} vs {whole:?}");
+        for (i, (a, b)) in w.iter().zip(&o).enumerate() {
+            assert!(
+                a == b || (*b == '*' && a.is_alphanumeric()),
+                "at {i}: {b:?} for {a:?}"
+            );
         }
     }
 
