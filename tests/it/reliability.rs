@@ -523,4 +523,18 @@ fn screens_far_above_a_backends_cap_never_open_more_sockets_than_the_cap() {
         "{} sockets",
         most.load(Ordering::SeqCst)
     );
+    // The dashboard sees the same: the sockets kept open in the pool, never above the cap.
+    let metrics = runtime.block_on(async {
+        let url = format!("http://{}/metrics", server.addr);
+        match reqwest::get(&url).await {
+            Ok(r) => r.text().await.unwrap_or_default(),
+            Err(e) => panic!("{e}"),
+        }
+    });
+    let open: Option<f64> = metrics
+        .lines()
+        .find(|l| l.starts_with("guard_model_sockets{product=\"wallet-assistant\",role=\"guard\"}"))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok());
+    assert!(open.is_some_and(|n| (1.0..=8.0).contains(&n)), "{open:?}");
 }
