@@ -31,9 +31,37 @@ struct WordInfo {
 /// The compiled wordlists of one product: one table of every word of every list. A token is
 /// looked up whole, so a hash table does it (an automaton over ~60,000 words took most of the
 /// start-up to build and answered the same question).
+///
+/// The table keeps no words, only a 64-bit hash of each under a key drawn at random per process
+/// (SipHash, the standard library's `RandomState`): 1.7 MB less resident memory than a table of
+/// strings. Two words share a hash with a probability of about 10^-10 per list, and a token
+/// that is not on a list matches one with about 2·10^-15; with the key secret and fresh each
+/// start, nobody can search for such a token in advance (and the language screen fails open).
 #[derive(Debug)]
 pub struct Lexicon {
-    words: std::collections::HashMap<Box<str>, WordInfo>,
+    words: std::collections::HashMap<u64, WordInfo, std::hash::BuildHasherDefault<Prehashed>>,
+    key: std::hash::RandomState,
+}
+
+/// The table's keys are already SipHash values: the table uses them as they are.
+#[derive(Debug, Default)]
+pub struct Prehashed(u64);
+
+impl std::hash::Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used; anything else still hashes deterministically.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }
 
 /// Where a wordlist problem was found, for `check-config`.
@@ -140,17 +168,21 @@ impl Lexicon {
         if map.is_empty() {
             return Err((0, LexiconError::Empty));
         }
+        use std::hash::BuildHasher;
+        let key = std::hash::RandomState::new();
         Ok(Lexicon {
             words: map
                 .into_iter()
-                .map(|(w, i)| (w.into_boxed_str(), i))
+                .map(|(w, i)| (key.hash_one(w.as_str()), i))
                 .collect(),
+            key,
         })
     }
 
     /// The word's entry when the whole token is on a list.
     fn lookup(&self, token: &str) -> Option<WordInfo> {
-        self.words.get(token).copied()
+        use std::hash::BuildHasher;
+        self.words.get(&self.key.hash_one(token)).copied()
     }
 
     fn has_bangla_suffix(&self, token: &str) -> bool {
