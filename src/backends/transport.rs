@@ -106,10 +106,6 @@ impl Transport {
         self.cap - self.sockets.available_permits()
     }
 
-    pub fn cap(&self) -> usize {
-        self.cap
-    }
-
     async fn post(
         &self,
         target: &RemoteTarget,
@@ -122,7 +118,12 @@ impl Transport {
             .header(http::header::CONTENT_TYPE, "application/json")
             .header(http::header::ACCEPT, "application/json");
         if let Some(key) = &target.api_key {
-            req = req.header(http::header::AUTHORIZATION, format!("Bearer {key}"));
+            // Marked sensitive, as reqwest's `bearer_auth` did: never shown in debug output.
+            let mut value = http::HeaderValue::try_from(format!("Bearer {key}")).map_err(|_| {
+                BackendError::Connect("the API key is not a valid header value".into())
+            })?;
+            value.set_sensitive(true);
+            req = req.header(http::header::AUTHORIZATION, value);
         }
         let req = req
             .body(Full::new(Bytes::from(bytes)))

@@ -416,3 +416,26 @@ fn the_tiered_guard_is_checked_at_load() {
         assert!(err.contains("embedded_first_below") && err.contains(needle), "{table}: {err}");
     }
 }
+
+#[actix_web::test]
+async fn the_model_api_key_is_sent_as_a_bearer_token() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(wiremock::matchers::header(
+            "authorization",
+            "Bearer sk-guard-test-key",
+        ))
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat("safe")))
+        .mount(&server)
+        .await;
+    // Anything else: the model refuses it, and the screen fails closed.
+    answer(&server, None, ResponseTemplate::new(401)).await;
+    std::env::set_var("GUARD_TEST_MODEL_KEY_BEARER", "sk-guard-test-key");
+    let with_key = config_with(format!(
+        "{}\napi_key_env = \"GUARD_TEST_MODEL_KEY_BEARER\"",
+        llama_guard(&server.uri(), 2000)
+    ));
+    assert_eq!(reason(&with_key).await, "passed");
+    let without = config_with(llama_guard(&server.uri(), 2000));
+    assert_eq!(reason(&without).await, "guard_unavailable");
+}
