@@ -17,7 +17,7 @@
 //!
 //! `guard-train` (`tools/train`) rebuilds the file bit for bit.
 
-use super::model_file::{Copied, InPlace, Keep, Reader, Table};
+use super::model_file::{Reader, Table};
 use super::token_vectors::TokenVectors;
 use super::{BackendError, BackendKind, GuardBackend, Judgement, NativeLabel};
 use crate::question::Question;
@@ -58,15 +58,16 @@ pub use super::model_file::ModelError;
 impl EmbeddedModel {
     /// Decode a model file, copying its tables.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ModelError> {
-        Self::decode(bytes, Copied)
+        Self::decode(bytes, |b| Table::Owned(b.to_vec()))
     }
 
     /// Decode a model built into the binary: its tables are read in place.
     pub fn from_static(bytes: &'static [u8]) -> Result<Self, ModelError> {
-        Self::decode(bytes, InPlace)
+        Self::decode(bytes, Table::Borrowed)
     }
 
-    fn decode<'a>(bytes: &'a [u8], keep: impl Keep<'a>) -> Result<Self, ModelError> {
+    /// `keep` borrows a table from `bytes` when they are `'static`, or copies it.
+    fn decode<'a>(bytes: &'a [u8], keep: impl Fn(&'a [u8]) -> Table) -> Result<Self, ModelError> {
         let mut r = Reader::open(bytes, MAGIC)?;
         let log2_buckets = r.u32()?;
         if !(8..=24).contains(&log2_buckets) {
@@ -78,8 +79,8 @@ impl EmbeddedModel {
         let dims = r.u32()? as usize;
         let fingerprint = r.u64()?;
         let n = 1usize << log2_buckets;
-        let weights = keep.keep(r.take(n.checked_mul(2).ok_or(ModelError::Size)?)?);
-        let idf = keep.keep(r.take(n)?);
+        let weights = keep(r.take(n.checked_mul(2).ok_or(ModelError::Size)?)?);
+        let idf = keep(r.take(n)?);
         let dense = r.many(dims, f32::from_le_bytes)?;
         r.finish()?;
         let vectors = if dims == 0 {

@@ -20,27 +20,6 @@ pub enum ModelError {
 /// reclaimable), or owned (a model file read at run time, a model just trained).
 pub type Table = std::borrow::Cow<'static, [u8]>;
 
-/// How a decoder keeps the tables it reads.
-pub trait Keep<'a> {
-    fn keep(&self, bytes: &'a [u8]) -> Table;
-}
-
-/// Borrow: the file is `'static` (built into the binary).
-pub struct InPlace;
-impl Keep<'static> for InPlace {
-    fn keep(&self, bytes: &'static [u8]) -> Table {
-        Table::Borrowed(bytes)
-    }
-}
-
-/// Copy: the file lives only as long as its decoding.
-pub struct Copied;
-impl<'a> Keep<'a> for Copied {
-    fn keep(&self, bytes: &'a [u8]) -> Table {
-        Table::Owned(bytes.to_vec())
-    }
-}
-
 /// A cursor over a model file that starts with an 8-byte magic.
 pub struct Reader<'a> {
     bytes: &'a [u8],

@@ -8,7 +8,7 @@
 //! `a–z0–9` in the folded text are looked up; Bangla contributes nothing here and is scored by the
 //! n-grams alone. A question's vector is the L2-normalised mean of its pieces' vectors.
 
-use super::model_file::{Copied, InPlace, Keep, ModelError, Reader, Table};
+use super::model_file::{ModelError, Reader, Table};
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
@@ -22,7 +22,7 @@ const MAX_PIECES: usize = 512;
 pub static BUILTIN_VECTORS: &[u8] = include_bytes!("../../models/token-vectors.bin");
 
 static BUILTIN: LazyLock<Result<TokenVectors, ModelError>> =
-    LazyLock::new(|| TokenVectors::decode(BUILTIN_VECTORS, InPlace));
+    LazyLock::new(|| TokenVectors::decode(BUILTIN_VECTORS, Table::Borrowed));
 
 /// The vectors built into the binary.
 pub fn builtin() -> Result<&'static TokenVectors, ModelError> {
@@ -57,10 +57,11 @@ impl std::fmt::Debug for TokenVectors {
 impl TokenVectors {
     /// Decode a vectors file, copying its tables.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ModelError> {
-        Self::decode(bytes, Copied)
+        Self::decode(bytes, |b| Table::Owned(b.to_vec()))
     }
 
-    fn decode<'a>(bytes: &'a [u8], keep: impl Keep<'a>) -> Result<Self, ModelError> {
+    /// `keep` borrows a table from `bytes` when they are `'static`, or copies it.
+    fn decode<'a>(bytes: &'a [u8], keep: impl Fn(&'a [u8]) -> Table) -> Result<Self, ModelError> {
         let mut r = Reader::open(bytes, MAGIC)?;
         let dims = r.u32()? as usize;
         let count = r.u32()? as usize;
@@ -76,7 +77,7 @@ impl TokenVectors {
             max_piece = max_piece.max(piece.len());
         }
         let scales = r.many(count, f32::from_le_bytes)?;
-        let values = keep.keep(r.take(count.checked_mul(dims).ok_or(ModelError::Size)?)?);
+        let values = keep(r.take(count.checked_mul(dims).ok_or(ModelError::Size)?)?);
         r.finish()?;
         let digest = {
             use sha2::{Digest, Sha256};
