@@ -7,10 +7,13 @@
 //!   microseconds) for `cool_down`; then one probe is let through (half-open): its success closes
 //!   the breaker, its failure opens it again.
 //!
+//! - **Sockets:** the breaker owns the backend's [`Transport`], whose sockets the same cap
+//!   bounds.
+//!
 //! A call holds an [`Admission`]; dropping it without [`Admission::succeeded`] counts as a
 //! failure, so a call cut off by the pipeline's timeout is counted too.
 
-use super::BackendError;
+use super::{BackendError, Transport};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -63,6 +66,7 @@ pub struct Breaker {
     slots: Arc<tokio::sync::Semaphore>,
     /// The last state, readable without the lock (for `/readyz` and the metrics).
     shown: AtomicU8,
+    transport: Transport,
 }
 
 /// Permission for one call.
@@ -88,13 +92,19 @@ impl Drop for Admission<'_> {
 }
 
 impl Breaker {
-    pub fn new(settings: BreakerSettings) -> Self {
+    pub fn new(settings: BreakerSettings, transport: Transport) -> Self {
         Breaker {
             settings,
             inner: Mutex::new(Inner::Closed { failures: 0 }),
             slots: Arc::new(tokio::sync::Semaphore::new(settings.max_concurrent.max(1))),
             shown: AtomicU8::new(0),
+            transport,
         }
+    }
+
+    /// The backend's HTTP transport (at most `max_concurrent` sockets).
+    pub fn transport(&self) -> &Transport {
+        &self.transport
     }
 
     pub fn state(&self) -> BreakerState {
@@ -180,11 +190,16 @@ mod tests {
     use super::*;
 
     fn breaker(cool_down: Duration) -> Breaker {
-        Breaker::new(BreakerSettings {
+        let transport = match Transport::new(2) {
+            Ok(t) => t,
+            Err(e) => panic!("{e}"),
+        };
+        let settings = BreakerSettings {
             max_concurrent: 2,
             failures_to_open: 3,
             cool_down,
-        })
+        };
+        Breaker::new(settings, transport)
     }
 
     #[test]

@@ -126,9 +126,6 @@ pub struct Product {
     pub guard_breaker: Option<Arc<Breaker>>,
     /// The judge's breaker and concurrency cap.
     pub judge_breaker: Option<Arc<Breaker>>,
-    /// The remote guard's and the judge's transports (their open sockets, for the metrics).
-    pub guard_sockets: Option<Transport>,
-    pub judge_sockets: Option<Transport>,
     pub lexicon: Arc<Lexicon>,
     pub signatures: Arc<Signatures>,
     pub guard: Arc<dyn GuardBackend>,
@@ -496,15 +493,15 @@ impl Loader<'_> {
         built
     }
 
-    /// The breaker and transport of a remote target, shared by every product that calls it
-    /// (the transport by every load too: its sockets stay bounded across reloads).
-    fn remote_link(
+    /// The breaker of a remote target, with its transport, shared by every product that calls
+    /// it (the transport by every load too: its sockets stay bounded across reloads).
+    fn breaker(
         &mut self,
         owner: &str,
         role: &str,
         target: &str,
         raw: &raw::RawBreaker,
-    ) -> Option<(Arc<Breaker>, Transport)> {
+    ) -> Option<Arc<Breaker>> {
         if raw.max_concurrent == 0 || raw.breaker_failures == 0 || raw.breaker_cooldown_ms == 0 {
             self.problem(
                 owner,
@@ -519,6 +516,9 @@ impl Loader<'_> {
             cool_down: Duration::from_millis(raw.breaker_cooldown_ms),
         };
         let key = format!("{role}|{target}");
+        if let Some(b) = self.breakers.get(&key) {
+            return Some(b.clone());
+        }
         let transport = match Transport::shared(&key, settings.max_concurrent) {
             Ok(t) => t,
             Err(e) => {
@@ -526,12 +526,9 @@ impl Loader<'_> {
                 return None;
             }
         };
-        let breaker = self
-            .breakers
-            .entry(key)
-            .or_insert_with(|| Arc::new(Breaker::new(settings)))
-            .clone();
-        Some((breaker, transport))
+        let breaker = Arc::new(Breaker::new(settings, transport));
+        self.breakers.insert(key, breaker.clone());
+        Some(breaker)
     }
 
     /// A product's policy rules and tool policy; no file named means no rules and no tools.
@@ -838,8 +835,6 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
         guard_prefilter: guard.prefilter,
         guard_breaker: guard.breaker,
         judge_breaker: judge.breaker,
-        guard_sockets: guard.sockets,
-        judge_sockets: judge.sockets,
         thresholds: guard.thresholds,
         guard_timeout: guard.timeout,
         judge_prompt: judge.prompt,
@@ -879,7 +874,6 @@ struct GuardParts {
     backend: Arc<dyn GuardBackend>,
     prefilter: Option<crate::stages::guard::Prefilter>,
     breaker: Option<Arc<Breaker>>,
-    sockets: Option<Transport>,
     thresholds: Thresholds,
     timeout: Duration,
     /// What the revision hashes: kind, target, thresholds, timeout.
@@ -939,16 +933,14 @@ impl raw::RawGuard {
             );
         }
         let mut breaker = None;
-        let mut sockets = None;
         let backend: Arc<dyn GuardBackend> = if kind == BackendKind::Embedded {
             Arc::new(EmbeddedBackend {
                 model: l.model(file, &self.model_path)?,
             })
         } else {
-            let (b, http) =
-                l.remote_link(file, "guard", &format!("{url}|{model}"), &self.breaker)?;
+            let b = l.breaker(file, "guard", &format!("{url}|{model}"), &self.breaker)?;
+            let http = b.transport().clone();
             breaker = Some(b);
-            sockets = Some(http.clone());
             if url.is_empty() {
                 l.problem(
                     file,
@@ -1013,7 +1005,6 @@ impl raw::RawGuard {
             backend,
             prefilter,
             breaker,
-            sockets,
             thresholds,
             timeout: Duration::from_millis(self.timeout_ms),
             settings: format!("{kind_str}|{url}|{model}|{a}|{b}|{}{tier}", self.timeout_ms),
@@ -1026,7 +1017,6 @@ struct JudgeParts {
     prompt: String,
     client: Option<Arc<JudgeClient>>,
     breaker: Option<Arc<Breaker>>,
-    sockets: Option<Transport>,
     timeout: Duration,
     settings: String,
 }
@@ -1082,15 +1072,10 @@ impl raw::RawJudge {
             _ => (self.url.clone(), self.model.clone()),
         };
         let settings = format!("{url}|{model}|{}|{}", self.timeout_ms, self.max_tokens);
-        let link = match url.is_empty() {
-            true => None,
+        let (breaker, client) = match url.is_empty() {
+            true => (None, None),
             false => {
-                Some(l.remote_link(file, "judge", &format!("{url}|{model}"), &self.breaker)?)
-            }
-        };
-        let (breaker, client, sockets) = match link {
-            None => (None, None, None),
-            Some((breaker, http)) => {
+                let breaker = l.breaker(file, "judge", &format!("{url}|{model}"), &self.breaker)?;
                 if model.is_empty() {
                     l.problem(
                         file,
@@ -1105,7 +1090,7 @@ impl raw::RawJudge {
                     l.api_key(file, "judge.api_key_env", &self.api_key_env)
                 };
                 let client = Arc::new(JudgeClient {
-                    http: http.clone(),
+                    http: breaker.transport().clone(),
                     target: RemoteTarget {
                         url,
                         model,
@@ -1113,14 +1098,13 @@ impl raw::RawJudge {
                     },
                     max_tokens: self.max_tokens,
                 });
-                (Some(breaker), Some(client), Some(http))
+                (Some(breaker), Some(client))
             }
         };
         Some(JudgeParts {
             prompt,
             client,
             breaker,
-            sockets,
             timeout: Duration::from_millis(self.timeout_ms),
             settings,
         })

@@ -233,13 +233,8 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
         for (role, breaker) in [("guard", &p.guard_breaker), ("judge", &p.judge_breaker)] {
             if let Some(b) = breaker {
                 state.metrics.set_breaker(&p.name, role, b.state());
-            }
-        }
-        for (role, sockets) in [("guard", &p.guard_sockets), ("judge", &p.judge_sockets)] {
-            if let Some(t) = sockets {
-                state
-                    .metrics
-                    .set_model_sockets(&p.name, role, t.open_sockets());
+                let open = b.transport().open_sockets();
+                state.metrics.set_model_sockets(&p.name, role, open);
             }
         }
     }
