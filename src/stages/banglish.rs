@@ -7,6 +7,7 @@
 //! goes on to the language-ID model with this evidence attached.
 
 use std::collections::BTreeMap;
+use std::hash::BuildHasher;
 
 /// An English word at least this frequent (Zipf) that is also on a romanized list is
 /// ambiguous ("na", "den", "hi"): it counts half for each side.
@@ -168,7 +169,6 @@ impl Lexicon {
         if map.is_empty() {
             return Err((0, LexiconError::Empty));
         }
-        use std::hash::BuildHasher;
         let key = std::hash::RandomState::new();
         Ok(Lexicon {
             words: map
@@ -181,7 +181,6 @@ impl Lexicon {
 
     /// The word's entry when the whole token is on a list.
     fn lookup(&self, token: &str) -> Option<WordInfo> {
-        use std::hash::BuildHasher;
         self.words.get(&self.key.hash_one(token)).copied()
     }
 
