@@ -439,3 +439,21 @@ async fn the_model_api_key_is_sent_as_a_bearer_token() {
     let without = config_with(llama_guard(&server.uri(), 2000));
     assert_eq!(reason(&without).await, "guard_unavailable");
 }
+
+#[actix_web::test]
+async fn an_answer_larger_than_a_megabyte_is_refused_and_blocks() {
+    let server = MockServer::start().await;
+    // A "safe" verdict padded past the transport's 1 MiB bound on an answer.
+    let padding = "x".repeat(2 << 20);
+    let body = json!({"choices": [{"message": {"content": "safe"}}], "padding": padding});
+    answer(
+        &server,
+        None,
+        ResponseTemplate::new(200).set_body_json(body),
+    )
+    .await;
+    let cfg = config_with(llama_guard(&server.uri(), 5000));
+    let v = verdict(&cfg, "how do I check my balance").await;
+    assert_eq!(v["reason"], "guard_unavailable", "{v}");
+    assert_eq!(v["fail_mode"], "closed", "{v}");
+}
