@@ -33,36 +33,116 @@ impl TextHasher {
             .map(|m| hex::encode(m.finalize().into_bytes()))
             .unwrap_or_default()
     }
+
+    /// [`finish`](Self::finish) without an allocation.
+    pub fn finish_hex(self) -> Hex {
+        let mut out = Hex([0; 64], 0);
+        if let Some(m) = self.0 {
+            if hex::encode_to_slice(m.finalize().into_bytes(), &mut out.0).is_ok() {
+                out.1 = 64;
+            }
+        }
+        out
+    }
+}
+
+/// A SHA-256 in lower-case hex, on the stack (empty when there was no key).
+pub struct Hex([u8; 64], usize);
+
+impl Hex {
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0[..self.1]).unwrap_or_default()
+    }
+}
+
+/// An RFC 3339 UTC timestamp with milliseconds (`2026-11-30T17:07:21.074Z`), as audit lines
+/// carry it. The date and time up to the second are formatted once per second per thread.
+struct Timestamp([u8; 24]);
+
+impl Timestamp {
+    fn now() -> Self {
+        thread_local! {
+            static SECOND: std::cell::Cell<(i64, [u8; 20])> = const { std::cell::Cell::new((i64::MIN, [0; 20])) };
+        }
+        let now = chrono::Utc::now();
+        let secs = now.timestamp();
+        let (cached, mut prefix) = SECOND.get();
+        if cached != secs {
+            // `2026-11-30T17:07:21.` is always 20 ASCII bytes for years 0000–9999.
+            let text = now.format("%Y-%m-%dT%H:%M:%S.").to_string();
+            if text.len() == 20 {
+                prefix.copy_from_slice(text.as_bytes());
+                SECOND.set((secs, prefix));
+            }
+        }
+        let ms = now.timestamp_subsec_millis().min(999);
+        let mut out = [0u8; 24];
+        out[..20].copy_from_slice(&prefix);
+        out[20] = b'0' + (ms / 100) as u8;
+        out[21] = b'0' + (ms / 10 % 10) as u8;
+        out[22] = b'0' + (ms % 10) as u8;
+        out[23] = b'Z';
+        Timestamp(out)
+    }
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
 }
 
 pub struct AuditLog {
-    key: Vec<u8>,
+    /// The HMAC already keyed: each hash clones it instead of hashing the key again (HMAC
+    /// takes a key of any length, so it is never `None` in practice).
+    mac: Option<Hmac<Sha256>>,
     sink: AuditSink,
-    /// Stdout and file lines go through a bounded channel to one writer thread: a request never
-    /// waits on the disk or a lock shared by every worker. A full channel drops the line and
-    /// counts it (`dropped`); dropping the log drains the channel and flushes.
+    /// Stdout and file lines are appended to a bounded batch that one writer thread swaps out
+    /// and writes every few milliseconds: a request never waits on the disk, never allocates a
+    /// line, and never wakes another thread. A full batch drops the line and counts it
+    /// (`dropped`); closing (or dropping) the log writes what is held and flushes.
     writer: Option<Writer>,
     dropped: std::sync::atomic::AtomicU64,
 }
 
-/// Lines the writer thread can be behind before new ones are dropped.
-const AUDIT_QUEUE_LINES: usize = 65_536;
+/// Bytes of lines the writer thread can be behind before new ones are dropped (about 45,000
+/// lines of ~360 bytes: several seconds of the cheap path at full speed).
+const AUDIT_BATCH_BYTES: usize = 16 * 1024 * 1024;
 
-enum Message {
-    Line(String),
-    /// Write what is queued, flush, and end.
-    Close,
+/// How long the audit writer lets lines gather between batches: at most this much is unwritten
+/// at a crash.
+const AUDIT_BATCH_MS: u64 = 5;
+
+/// Lines waiting for the writer; `closed` once the log is closed (later lines are dropped).
+#[derive(Default)]
+struct Batch {
+    buf: Vec<u8>,
+    closed: bool,
 }
 
 struct Writer {
-    tx: std::sync::mpsc::SyncSender<Message>,
+    batch: std::sync::Arc<Mutex<Batch>>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl Writer {
+    /// Append one line (a newline is added); `false` when it was dropped.
+    fn push(&self, line: &[u8]) -> bool {
+        let Ok(mut b) = self.batch.lock() else {
+            return false;
+        };
+        if b.closed || b.buf.len() + line.len() + 1 > AUDIT_BATCH_BYTES {
+            return false;
+        }
+        b.buf.extend_from_slice(line);
+        b.buf.push(b'\n');
+        true
+    }
+
     fn close(&self) {
-        let _ = self.tx.send(Message::Close);
+        if let Ok(mut b) = self.batch.lock() {
+            b.closed = true;
+        }
         if let Some(t) = self.thread.lock().ok().and_then(|mut t| t.take()) {
+            t.thread().unpark();
             let _ = t.join();
         }
     }
@@ -74,43 +154,38 @@ impl Drop for Writer {
     }
 }
 
-/// How long the audit writer lets lines gather between batches.
-const AUDIT_BATCH_MS: u64 = 5;
-
 fn spawn_writer(mut out: Box<dyn Write + Send>) -> Writer {
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Message>(AUDIT_QUEUE_LINES);
+    let batch = std::sync::Arc::new(Mutex::new(Batch::default()));
+    let shared = batch.clone();
     let thread = std::thread::Builder::new()
         .name("guard-audit".into())
         .spawn(move || {
-            // `false` on Close: write nothing more.
-            let write = |out: &mut Box<dyn Write + Send>, m: Message| match m {
-                Message::Line(line) => {
-                    let _ = writeln!(out, "{line}");
-                    true
+            let mut spare = Vec::new();
+            loop {
+                // Swap the batch out under the lock (no copy), write it outside.
+                let closed = match shared.lock() {
+                    Ok(mut b) => {
+                        std::mem::swap(&mut b.buf, &mut spare);
+                        b.closed
+                    }
+                    Err(_) => true,
+                };
+                if !spare.is_empty() {
+                    let _ = out.write_all(&spare);
+                    let _ = out.flush();
+                    spare.clear();
                 }
-                Message::Close => false,
-            };
-            'outer: while let Ok(m) = rx.recv() {
-                if !write(&mut out, m) {
+                if closed {
                     break;
                 }
-                // Write out whatever else is queued, then flush once.
-                while let Ok(m) = rx.try_recv() {
-                    if !write(&mut out, m) {
-                        break 'outer;
-                    }
-                }
-                let _ = out.flush();
-                // Let lines gather before the next batch: a writer parked on the channel after
-                // every line is woken by every request (a futex wake per line, which cost a
-                // quarter of the cheap path's CPU). At most this much is unwritten at a crash.
-                std::thread::sleep(std::time::Duration::from_millis(AUDIT_BATCH_MS));
+                // Sleep rather than wait on a signal: a writer woken per line is woken by
+                // every request (a futex wake per line cost a quarter of the cheap path's CPU).
+                std::thread::park_timeout(std::time::Duration::from_millis(AUDIT_BATCH_MS));
             }
-            let _ = out.flush();
         })
         .ok();
     Writer {
-        tx,
+        batch,
         thread: Mutex::new(thread),
     }
 }
@@ -124,24 +199,20 @@ impl std::fmt::Debug for AuditLog {
 impl AuditLog {
     pub fn new(key: Option<Vec<u8>>, sink: AuditSink) -> Self {
         let key = key.unwrap_or_else(random_key);
+        let mac = Hmac::<Sha256>::new_from_slice(&key).ok();
         let (sink, writer) = match sink {
             AuditSink::Stdout => (
                 AuditSink::Stdout,
-                Some(spawn_writer(Box::new(std::io::BufWriter::new(
-                    std::io::stdout(),
-                )))),
+                Some(spawn_writer(Box::new(std::io::stdout()))),
             ),
             AuditSink::File(f) => match f.into_inner() {
-                Ok(file) => (
-                    AuditSink::Off,
-                    Some(spawn_writer(Box::new(std::io::BufWriter::new(file)))),
-                ),
+                Ok(file) => (AuditSink::Off, Some(spawn_writer(Box::new(file)))),
                 Err(_) => (AuditSink::Off, None),
             },
             other => (other, None),
         };
         AuditLog {
-            key,
+            mac,
             sink,
             writer,
             dropped: std::sync::atomic::AtomicU64::new(0),
@@ -193,7 +264,7 @@ impl AuditLog {
 
     /// The keyed hash of a text that arrives in pieces (a streamed answer is never buffered).
     pub fn hasher(&self) -> TextHasher {
-        TextHasher(Hmac::<Sha256>::new_from_slice(&self.key).ok())
+        TextHasher(self.mac.clone())
     }
 
     /// One output-screen line: kinds and counts, never values; the answer as a keyed hash.
@@ -323,9 +394,13 @@ impl AuditLog {
             request_id: Option<&'a str>,
             score: Option<f32>,
             stage: crate::verdict::Stage,
-            text_hmac: String,
-            ts: String,
+            text_hmac: &'a str,
+            ts: &'a str,
         }
+        let mut h = self.hasher();
+        h.update(text);
+        let hex = h.finish_hex();
+        let ts = Timestamp::now();
         let line = Line {
             cached: v.cached,
             categories: &v.categories,
@@ -339,21 +414,35 @@ impl AuditLog {
             request_id: v.request_id.as_deref(),
             score: v.score,
             stage: v.stage,
-            text_hmac: self.text_hash(text),
-            ts: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            text_hmac: hex.as_str(),
+            ts: ts.as_str(),
         };
-        if let Ok(line) = serde_json::to_string(&line) {
-            self.write_owned(line);
+        // Each worker thread serialises into its own reused buffer: no allocation per line.
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut buf) => {
+                buf.clear();
+                if serde_json::to_writer(&mut *buf, &line).is_ok() {
+                    self.write_bytes(&buf);
+                }
+            }
+            Err(_) => {
+                if let Ok(buf) = serde_json::to_vec(&line) {
+                    self.write_bytes(&buf);
+                }
+            }
+        });
     }
 
     fn write(&self, line: &str) {
-        self.write_owned(line.to_string());
+        self.write_bytes(line.as_bytes());
     }
 
-    fn write_owned(&self, line: String) {
+    fn write_bytes(&self, line: &[u8]) {
         if let Some(w) = &self.writer {
-            if w.tx.try_send(Message::Line(line)).is_err() {
+            if !w.push(line) {
                 self.dropped
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
@@ -362,16 +451,19 @@ impl AuditLog {
         match &self.sink {
             AuditSink::Off => {}
             AuditSink::Stdout => {
-                let _ = writeln!(std::io::stdout().lock(), "{line}");
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(line);
+                let _ = out.write_all(b"\n");
             }
             AuditSink::File(f) => {
                 if let Ok(mut f) = f.lock() {
-                    let _ = writeln!(f, "{line}");
+                    let _ = f.write_all(line);
+                    let _ = f.write_all(b"\n");
                 }
             }
             AuditSink::Memory(lines) => {
                 if let Ok(mut l) = lines.lock() {
-                    l.push(line);
+                    l.push(String::from_utf8_lossy(line).into_owned());
                 }
             }
         }
@@ -400,6 +492,40 @@ fn random_key() -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc_with_milliseconds_as_chrono_writes_them() {
+        for _ in 0..3 {
+            let before = chrono::Utc::now();
+            let ts = Timestamp::now();
+            let after = chrono::Utc::now();
+            let parsed = chrono::DateTime::parse_from_rfc3339(ts.as_str())
+                .unwrap_or_else(|e| panic!("{}: {e}", ts.as_str()));
+            let ms = |t: chrono::DateTime<chrono::Utc>| t.timestamp_millis();
+            assert!(ms(before) <= parsed.timestamp_millis());
+            assert!(parsed.timestamp_millis() <= ms(after));
+            let chrono_form = parsed
+                .with_timezone(&chrono::Utc)
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            assert_eq!(ts.as_str(), chrono_form);
+            std::thread::sleep(std::time::Duration::from_millis(400));
+        }
+    }
+
+    #[test]
+    fn lines_after_close_are_dropped_and_counted_not_lost_silently() {
+        let path =
+            std::env::temp_dir().join(format!("guard-audit-close-{}.log", std::process::id()));
+        let file = std::fs::File::create(&path).unwrap_or_else(|e| panic!("{e}"));
+        let log = AuditLog::new(Some(b"k".to_vec()), AuditSink::File(Mutex::new(file)));
+        log.write("before");
+        log.close();
+        log.write("after");
+        assert_eq!(log.dropped(), 1);
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        std::fs::remove_file(&path).ok();
+        assert_eq!(text, "before\n");
+    }
 
     #[test]
     fn file_lines_go_through_the_writer_and_are_flushed_when_the_log_is_dropped() {
