@@ -5,11 +5,12 @@
 //! the validated configuration, and fixed error codes. Never text, never user ids.
 
 use crate::stages::policy::PolicyAction;
-use crate::verdict::{FailMode, Stage, Verdict};
+use crate::verdict::{FailMode, Reason, Stage, Verdict};
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
-    TextEncoder,
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
 };
+use std::sync::OnceLock;
 
 /// Latency buckets from 1 µs to 10 s: the cheap stages live in microseconds, models in
 /// hundreds of milliseconds.
@@ -89,6 +90,8 @@ pub struct Metrics {
     verdicts: IntCounterVec,
     request_seconds: HistogramVec,
     stage_seconds: HistogramVec,
+    /// `stage_seconds` per stage, by `Stage as usize`.
+    stage_handles: Vec<Histogram>,
     model_calls: IntCounterVec,
     judge_decisions: IntCounterVec,
     cache_requests: IntCounterVec,
@@ -109,6 +112,60 @@ pub struct Metrics {
     http_errors: IntCounterVec,
     config_info: IntGaugeVec,
     reloads: IntCounterVec,
+}
+
+/// Verdict counters per (reason, stage): the decision follows from the reason.
+const VERDICT_SERIES: usize = Reason::ALL.len() * Stage::ALL.len();
+
+/// One product's handles for what every screen records, resolved once per configuration: a
+/// look-up in the registry per request (hashing the labels under a lock) cost the cheap path a
+/// few percent. Verdict series are still created on first use, so `/metrics` shows only the
+/// (reason, stage) pairs that happened.
+pub struct ProductMetrics {
+    enabled: bool,
+    product: String,
+    verdicts_vec: IntCounterVec,
+    verdicts: [OnceLock<IntCounter>; VERDICT_SERIES],
+    cache_hit: IntCounter,
+    cache_miss: IntCounter,
+    cache_entries: IntGauge,
+    seconds_cached: Histogram,
+    seconds_fresh: Histogram,
+}
+
+impl ProductMetrics {
+    pub fn record_verdict(&self, v: &Verdict, seconds: f64) {
+        if !self.enabled {
+            return;
+        }
+        let slot = &self.verdicts[v.reason as usize * Stage::ALL.len() + v.stage as usize];
+        slot.get_or_init(|| {
+            self.verdicts_vec.with_label_values(&[
+                &self.product,
+                v.decision.as_str(),
+                v.reason.as_str(),
+                v.stage.as_str(),
+            ])
+        })
+        .inc();
+        if v.cached {
+            self.seconds_cached.observe(seconds);
+        } else {
+            self.seconds_fresh.observe(seconds);
+        }
+    }
+
+    pub fn record_cache(&self, hit: bool, entries: u64) {
+        if !self.enabled {
+            return;
+        }
+        if hit {
+            self.cache_hit.inc();
+        } else {
+            self.cache_miss.inc();
+        }
+        self.cache_entries.set(entries as i64);
+    }
 }
 
 impl std::fmt::Debug for Metrics {
@@ -173,7 +230,7 @@ impl Metrics {
             &["product", "config_rev"],
         )?;
         r.register(Box::new(config_info.clone()))?;
-        let m = Metrics {
+        let mut m = Metrics {
             enabled,
             verdicts: counter(
                 &r,
@@ -193,6 +250,7 @@ impl Metrics {
                 "Latency of each stage",
                 &["stage"],
             )?,
+            stage_handles: Vec::new(),
             model_calls: counter(
                 &r,
                 "guard_model_calls_total",
@@ -315,9 +373,10 @@ impl Metrics {
         // Closed label sets are created at zero up front, so rates and alerts see every series
         // from the first scrape instead of "no data".
         if enabled {
-            for stage in crate::verdict::Stage::ALL {
-                m.stage_seconds.with_label_values(&[stage.as_str()]);
-            }
+            m.stage_handles = Stage::ALL
+                .iter()
+                .map(|stage| m.stage_seconds.with_label_values(&[stage.as_str()]))
+                .collect();
             let backends = crate::backends::BackendKind::ALL.map(|k| k.as_str());
             for backend in backends.iter().chain(std::iter::once(&"judge")) {
                 for outcome in ModelOutcome::ALL {
@@ -374,30 +433,30 @@ impl Metrics {
         }
     }
 
-    pub fn record_verdict(&self, product: &str, v: &Verdict, seconds: f64) {
-        if !self.enabled {
-            return;
+    /// One product's handles for the metrics every screen records (see [`ProductMetrics`]).
+    pub fn for_product(&self, product: &str) -> ProductMetrics {
+        let cache = |result: &str| self.cache_requests.with_label_values(&[product, result]);
+        let seconds = |cached: &str| self.request_seconds.with_label_values(&[product, cached]);
+        ProductMetrics {
+            enabled: self.enabled,
+            product: product.to_string(),
+            verdicts_vec: self.verdicts.clone(),
+            verdicts: std::array::from_fn(|_| OnceLock::new()),
+            cache_hit: cache("hit"),
+            cache_miss: cache("miss"),
+            cache_entries: self.cache_entries.with_label_values(&[product]),
+            seconds_cached: seconds("true"),
+            seconds_fresh: seconds("false"),
         }
-        self.verdicts
-            .with_label_values(&[
-                product,
-                v.decision.as_str(),
-                v.reason.as_str(),
-                v.stage.as_str(),
-            ])
-            .inc();
-        self.request_seconds
-            .with_label_values(&[product, if v.cached { "true" } else { "false" }])
-            .observe(seconds);
     }
 
     pub fn record_stage(&self, stage: Stage, seconds: f64) {
         if !self.enabled {
             return;
         }
-        self.stage_seconds
-            .with_label_values(&[stage.as_str()])
-            .observe(seconds);
+        if let Some(h) = self.stage_handles.get(stage as usize) {
+            h.observe(seconds);
+        }
     }
 
     /// `backend` is a [`crate::backends::BackendKind`] name or `judge`.
@@ -512,29 +571,11 @@ impl Metrics {
             .set(open as i64);
     }
 
-    pub fn record_cache(&self, product: &str, hit: bool) {
-        if !self.enabled {
-            return;
-        }
-        self.cache_requests
-            .with_label_values(&[product, if hit { "hit" } else { "miss" }])
-            .inc();
-    }
-
     pub fn record_eviction(&self, product: &str) {
         if !self.enabled {
             return;
         }
         self.cache_evictions.with_label_values(&[product]).inc();
-    }
-
-    pub fn set_cache_entries(&self, product: &str, n: u64) {
-        if !self.enabled {
-            return;
-        }
-        self.cache_entries
-            .with_label_values(&[product])
-            .set(n as i64);
     }
 
     pub fn record_failure(&self, product: &str, stage: Stage, mode: FailMode) {

@@ -13,7 +13,7 @@
 
 use crate::cache::VerdictCache;
 use crate::config::{ConfigSet, Product};
-use crate::metrics::{JudgeDecision, Metrics, ModelOutcome};
+use crate::metrics::{JudgeDecision, Metrics, ModelOutcome, ProductMetrics};
 use crate::question::Question;
 use crate::stages::policy::PolicyAction;
 use crate::stages::{self, Context, StageError, StageEval};
@@ -29,23 +29,19 @@ use std::time::{Duration, Instant};
 /// reload; a request keeps the `Arc<Screener>` it started with.
 pub struct Screener {
     pub config: ConfigSet,
-    caches: HashMap<String, VerdictCache>,
+    products: HashMap<String, ProductScreen>,
     metrics: Metrics,
+}
+
+/// What a screen for one product needs, found with one look-up by name.
+struct ProductScreen {
+    product: std::sync::Arc<Product>,
+    cache: Option<VerdictCache>,
+    metrics: ProductMetrics,
 }
 
 impl Screener {
     pub fn new(config: ConfigSet, metrics: Metrics) -> Self {
-        let caches = config
-            .products
-            .values()
-            .filter(|p| p.cache.enabled)
-            .map(|p| {
-                (
-                    p.name.clone(),
-                    VerdictCache::new(&p.name, &p.cache, &metrics),
-                )
-            })
-            .collect();
         for p in config.products.values() {
             let rules: Vec<(&str, PolicyAction)> = p
                 .policy
@@ -61,9 +57,24 @@ impl Screener {
             .map(|p| (p.name.clone(), p.config_rev.clone()))
             .collect();
         metrics.set_config(&revs);
+        let products = config
+            .products
+            .values()
+            .map(|p| {
+                let screen = ProductScreen {
+                    product: p.clone(),
+                    cache: p
+                        .cache
+                        .enabled
+                        .then(|| VerdictCache::new(&p.name, &p.cache, &metrics)),
+                    metrics: metrics.for_product(&p.name),
+                };
+                (p.name.clone(), screen)
+            })
+            .collect();
         Screener {
             config,
-            caches,
+            products,
             metrics,
         }
     }
@@ -74,11 +85,15 @@ impl Screener {
 
     /// Screen one question for a product; `None` when the product does not exist.
     pub async fn screen(&self, product: &str, text: &str) -> Option<Verdict> {
-        let product = self.config.product(product)?.clone();
+        let ProductScreen {
+            product,
+            cache,
+            metrics,
+        } = self.products.get(product)?;
         let started = Instant::now();
         let question = Question::new(text);
-        let verdict = match self.caches.get(&product.name) {
-            None => run_stages(&product, &question, &self.metrics).await,
+        let verdict = match cache {
+            None => run_stages(product, &question, &self.metrics).await,
             Some(cache) => {
                 let key = VerdictCache::key(&product.name, &product.config_rev, question.text());
                 let ran = AtomicBool::new(false);
@@ -89,7 +104,7 @@ impl Screener {
                     .inner
                     .try_get_with(key, async {
                         ran.store(true, Ordering::Relaxed);
-                        let v = run_stages(&product, &question, &self.metrics).await;
+                        let v = run_stages(product, &question, &self.metrics).await;
                         // Fail-open / fail-closed verdicts are handed back as errors: never cached.
                         if v.fail_mode.is_some() {
                             return Err(v);
@@ -102,22 +117,19 @@ impl Screener {
                     })
                     .await;
                 let hit = !ran.load(Ordering::Relaxed);
-                self.metrics.record_cache(&product.name, hit);
-                self.metrics
-                    .set_cache_entries(&product.name, cache.inner.entry_count());
+                metrics.record_cache(hit, cache.inner.entry_count());
                 let fresh = fresh.into_inner().ok().flatten();
                 match (result, fresh) {
                     (Err(e), _) => (*e).clone(),
                     (Ok(_), Some(v)) => v,
-                    (Ok(entry), None) => match restore(&product, &entry) {
+                    (Ok(entry), None) => match restore(product, &entry) {
                         Some(v) => v,
-                        None => run_stages(&product, &question, &self.metrics).await,
+                        None => run_stages(product, &question, &self.metrics).await,
                     },
                 }
             }
         };
-        self.metrics
-            .record_verdict(&product.name, &verdict, started.elapsed().as_secs_f64());
+        metrics.record_verdict(&verdict, started.elapsed().as_secs_f64());
         Some(verdict)
     }
 }
