@@ -233,6 +233,12 @@ impl LiveServer {
 
     /// Raw bytes on a new connection; the first answer the server gives.
     pub fn raw(&self, request: &[u8]) -> String {
+        self.raw_in_parts(&[request], std::time::Duration::ZERO)
+    }
+
+    /// [`raw`](Self::raw), the request written in parts with a pause between them (a body
+    /// still on its way when the handler starts).
+    pub fn raw_in_parts(&self, parts: &[&[u8]], pause: std::time::Duration) -> String {
         use std::io::{Read, Write};
         let mut stream = match std::net::TcpStream::connect(&self.addr) {
             Ok(s) => s,
@@ -241,7 +247,14 @@ impl LiveServer {
         stream
             .set_read_timeout(Some(std::time::Duration::from_secs(10)))
             .ok();
-        stream.write_all(request).ok();
+        stream.set_nodelay(true).ok();
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                std::thread::sleep(pause);
+            }
+            stream.write_all(part).ok();
+        }
+        let request = parts.concat();
         let mut raw = Vec::new();
         let mut buf = [0u8; 8192];
         // Until the server closes, or the first answer is complete enough to judge.

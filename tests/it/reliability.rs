@@ -79,6 +79,44 @@ fn a_client_that_stalls_mid_body_is_cut_off_with_408() {
     assert!(elapsed < Duration::from_secs(10));
 }
 
+/// The body is taken at once when it came with the headers; one still arriving (declared or
+/// chunked) is read to its end, every piece of it, under the body deadline.
+#[test]
+fn a_body_that_arrives_in_pieces_is_read_whole() {
+    let server = LiveServer::start(state_with(|_| {}));
+    let body = r#"{"product": "wallet-assistant", "text": "amar card block kore den please"}"#;
+    let (a, b) = body.split_at(30);
+    let head = format!(
+        "POST /v1/screen HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let chunked = format!(
+        "POST /v1/screen HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{a}\r\n",
+        a.len()
+    );
+    let chunked_end = format!("{:x}\r\n{b}\r\n0\r\n\r\n", b.len());
+    let chunked_whole = format!("{chunked}{chunked_end}");
+    let cases: [(&str, Vec<&[u8]>); 3] = [
+        (
+            "declared, in pieces",
+            vec![head.as_bytes(), a.as_bytes(), b.as_bytes()],
+        ),
+        (
+            "chunked, in pieces",
+            vec![chunked.as_bytes(), chunked_end.as_bytes()],
+        ),
+        ("chunked, at once", vec![chunked_whole.as_bytes()]),
+    ];
+    for (case, parts) in cases {
+        let answer = server.raw_in_parts(&parts, Duration::from_millis(50));
+        assert!(answer.starts_with("HTTP/1.1 200"), "{case}: {answer}");
+        assert!(
+            answer.contains(r#""language":"bn-Latn""#),
+            "{case}: {answer}"
+        );
+    }
+}
+
 #[actix_web::test]
 async fn a_failing_backend_opens_its_breaker_and_then_fails_fast() {
     let server = MockServer::start().await;
