@@ -213,8 +213,9 @@ pub struct TraceEntry {
 /// The fixed reply a blocked question gets, in both languages.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reply {
-    pub en: String,
-    pub bn: String,
+    /// Shared with the product's configuration: a blocked verdict's reply is not copied.
+    pub en: std::sync::Arc<str>,
+    pub bn: std::sync::Arc<str>,
 }
 
 /// The wire verdict of `POST /v1/screen` and `guard screen`.

@@ -186,8 +186,8 @@ impl raw::RawReplies {
     fn build(&self, language: Reply, policy: &Policy) -> Replies {
         let take = |r: &Option<raw::RawReply>, default: Reply| {
             r.as_ref().map_or(default, |r| Reply {
-                en: r.en.clone(),
-                bn: r.bn.clone(),
+                en: r.en.as_str().into(),
+                bn: r.bn.as_str().into(),
             })
         };
         Replies {
@@ -821,8 +821,8 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
         accepts_bangla,
         replies: raw.replies.build(
             Reply {
-                en: raw.reply.en,
-                bn: raw.reply.bn,
+                en: raw.reply.en.into(),
+                bn: raw.reply.bn.into(),
             },
             &policy,
         ),
