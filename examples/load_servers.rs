@@ -35,11 +35,13 @@ async fn main() -> std::io::Result<()> {
     };
     match mode.as_str() {
         "echo" => {
-            HttpServer::new(|| App::new().route("/v1/screen", web::post().to(echo)))
-                .backlog(4096)
-                .bind(&addr)?
-                .run()
-                .await
+            let mut server =
+                HttpServer::new(|| App::new().route("/v1/screen", web::post().to(echo)))
+                    .backlog(4096);
+            if let Some(w) = std::env::var("WORKERS").ok().and_then(|w| w.parse().ok()) {
+                server = server.workers(w);
+            }
+            server.bind(&addr)?.run().await
         }
         "mock-guard" => {
             let ms: u64 = args.get(3).and_then(|m| m.parse().ok()).unwrap_or(20);
