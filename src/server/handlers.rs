@@ -54,7 +54,20 @@ async fn screen_inner(
         &verdict,
         started.elapsed().as_micros() as u64,
     );
-    Ok(HttpResponse::Ok().json(verdict))
+    Ok(json_response(&verdict))
+}
+
+/// `200` with a JSON body, serialised once into a buffer sized for a verdict (growing one from
+/// empty cost a few copies per request).
+pub(super) fn json_response<T: serde::Serialize>(value: &T) -> HttpResponse {
+    let mut body = Vec::with_capacity(1024);
+    match serde_json::to_writer(&mut body, value) {
+        Ok(()) => HttpResponse::Ok()
+            .insert_header(header::ContentType::json())
+            .body(body),
+        // Not expected for any type the service answers with; actix's own path reports it.
+        Err(_) => HttpResponse::Ok().json(value),
+    }
 }
 
 /// A `{product, text, request_id?}` body, read, checked and authorised: what `/v1/screen` and

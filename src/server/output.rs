@@ -42,7 +42,7 @@ pub async fn screen_output(
     state
         .audit
         .record_output(&p.name, &state.audit.text_hash(&text), &v, elapsed);
-    Ok(HttpResponse::Ok().json(v))
+    Ok(super::handlers::json_response(&v))
 }
 
 #[derive(Debug, Deserialize)]
