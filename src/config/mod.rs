@@ -176,19 +176,13 @@ impl Replies {
 }
 
 fn built_in(en: &str, bn: &str) -> Reply {
-    Reply {
-        en: en.into(),
-        bn: bn.into(),
-    }
+    Reply::new(en, bn)
 }
 
 impl raw::RawReplies {
     fn build(&self, language: Reply, policy: &Policy) -> Replies {
         let take = |r: &Option<raw::RawReply>, default: Reply| {
-            r.as_ref().map_or(default, |r| Reply {
-                en: r.en.as_str().into(),
-                bn: r.bn.as_str().into(),
-            })
+            r.as_ref().map_or(default, |r| Reply::new(&r.en, &r.bn))
         };
         Replies {
             language,
@@ -819,13 +813,9 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
         config_rev: rev.finish(),
         accepts_english,
         accepts_bangla,
-        replies: raw.replies.build(
-            Reply {
-                en: raw.reply.en.into(),
-                bn: raw.reply.bn.into(),
-            },
-            &policy,
-        ),
+        replies: raw
+            .replies
+            .build(Reply::new(&raw.reply.en, &raw.reply.bn), &policy),
         policy,
         output,
         tools,
