@@ -21,10 +21,31 @@ pub fn normalise(text: &str) -> String {
     // percent.
     if unicode_normalization::is_nfc_quick(text.chars()) == unicode_normalization::IsNormalized::Yes
     {
-        collapse_spaces(text.chars(), text.len())
+        if single_spaced(text) {
+            text.to_string()
+        } else {
+            collapse_spaces(text.chars(), text.len())
+        }
     } else {
         collapse_spaces(text.nfc(), text.len())
     }
+}
+
+/// True when [`collapse_spaces`] would give the text back unchanged: no white space at either
+/// end, and only single ASCII spaces inside.
+fn single_spaced(text: &str) -> bool {
+    let mut after_space = true;
+    for c in text.chars() {
+        if is_space(c) {
+            if c != ' ' || after_space {
+                return false;
+            }
+            after_space = true;
+        } else {
+            after_space = false;
+        }
+    }
+    !after_space || text.is_empty()
 }
 
 /// [`normalise`]'s white-space rule over text already in NFC.
@@ -319,6 +340,31 @@ mod tests {
             ("র\u{200D}্য", "র\u{200D}্য"),
         ] {
             assert_eq!(normalise(input), want, "input {input:?}");
+        }
+    }
+
+    /// The shortcuts (already NFC, already single-spaced) give exactly what the full path gives,
+    /// over every string of up to four characters from a set that exercises both.
+    #[test]
+    fn normalise_shortcuts_agree_with_the_full_path() {
+        let alphabet = [
+            'a', ' ', '\n', '\t', '\u{00A0}', 'e', '\u{0301}', 'ক', '\u{09BE}', '\u{200D}', '\r',
+        ];
+        let mut strings = vec![String::new()];
+        for _ in 0..4 {
+            let longer: Vec<String> = strings
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                .collect();
+            strings.extend(longer);
+        }
+        strings.dedup();
+        for s in &strings {
+            assert_eq!(
+                normalise(s),
+                collapse_spaces(s.nfc(), s.len()),
+                "input {s:?}"
+            );
         }
     }
 
