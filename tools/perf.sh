@@ -7,10 +7,16 @@
 #      20 ms, at 64 and 256 connections, with the mock's own latency measured the same way;
 #   4. RSS: idle, peak under the 256-connection model-path load, with 100,000 cached verdicts;
 #   5. start-up to ready; 6. `guard screen --jsonl` over the development split vs pycld2.
-# Usage: tools/perf.sh            (DUR=10s per wrk run; SKIP_JSONL=1 skips 6)
+# Usage: tools/perf.sh            (DUR=10s per wrk run; SKIP_JSONL=1 skips 6; ONLY="1 3" runs
+#        only those sections; WORKERS=N gives the guard N workers and measures the echo both at
+#        its default and at N)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DUR=${DUR:-10s}
+ONLY=${ONLY:-"1 3 4 5 6"}
+WORKERS=${WORKERS:-}
+GW=(); [ -n "$WORKERS" ] && GW=(--workers "$WORKERS")
+want() { [[ " $ONLY " == *" $1 "* ]]; }
 cargo build --release --bin guard --example load_servers 2>&1 | tail -1
 BIN=target/release/guard
 LS=target/release/examples/load_servers
@@ -73,18 +79,30 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.body = '{"model": "lg", "messages": [{"role": "user", "content": "hi"}]}'
 LUA
 
+if want 1; then
 echo "== 1 + 2. ceiling (echo) and cheap path, 64 connections, $DUR each"
 "$LS" echo 127.0.0.1:$P_ECHO & ECHO=$!; wait_port $P_ECHO
 read -r e_rps e_p50 e_p99 _ < <(measure 64 "$work/echo.lua" "http://127.0.0.1:$P_ECHO/v1/screen")
 kill $ECHO; wait $ECHO 2>/dev/null || true
-GUARD_AUDIT_LOG="$work/audit.jsonl" "$BIN" serve --listen 127.0.0.1:$P_GUARD >/dev/null 2>&1 & G=$!; wait_ready
+if [ -n "$WORKERS" ]; then
+  WORKERS=$WORKERS "$LS" echo 127.0.0.1:$P_ECHO & ECHO=$!; wait_port $P_ECHO
+  read -r ew_rps _ < <(measure 64 "$work/echo.lua" "http://127.0.0.1:$P_ECHO/v1/screen")
+  kill $ECHO; wait $ECHO 2>/dev/null || true
+fi
+GUARD_AUDIT_LOG="$work/audit.jsonl" "$BIN" serve --listen 127.0.0.1:$P_GUARD "${GW[@]}" >/dev/null 2>&1 & G=$!; wait_ready
 idle=$(rss $G)
 read -r c_rps c_p50 c_p99 c_bad < <(measure 64 "$work/cheap.lua" "http://127.0.0.1:$P_GUARD/v1/screen")
 kill $G; wait $G 2>/dev/null || true
 echo "echo ceiling:  $e_rps req/s  p50 $e_p50 ms  p99 $e_p99 ms"
 echo "cheap path:    $c_rps req/s  p50 $c_p50 ms  p99 $c_p99 ms  (non-2xx: $c_bad)"
 awk -v c="$c_rps" -v e="$e_rps" 'BEGIN {printf "ratio cheap / ceiling: %.2f\n", c/e}'
+if [ -n "$WORKERS" ]; then
+  echo "echo ceiling with $WORKERS workers: $ew_rps req/s"
+  awk -v c="$c_rps" -v e="$ew_rps" -v w="$WORKERS" 'BEGIN {printf "ratio cheap / ceiling at %s workers each: %.2f\n", w, c/e}'
+fi
+fi
 
+if want 3; then
 echo "== 3. model path: mock guard answering after 20 ms, cache off, $DUR each"
 cp -r products wordlists judge_prompts models policies "$work/"
 for f in "$work"/products/*.toml; do
@@ -100,7 +118,7 @@ open(path, "w", encoding="utf-8").write(text)
 PY
 done
 "$LS" mock-guard 127.0.0.1:$P_MOCK 20 & MOCK=$!; wait_port $P_MOCK
-GUARD_AUDIT_LOG="$work/audit2.jsonl" GUARD_MAX_IN_FLIGHT=4096 "$BIN" serve --listen 127.0.0.1:$P_GUARD --config-dir "$work" >/dev/null 2>&1 & G=$!; wait_ready
+GUARD_AUDIT_LOG="$work/audit2.jsonl" GUARD_MAX_IN_FLIGHT=4096 "$BIN" serve --listen 127.0.0.1:$P_GUARD --config-dir "$work" "${GW[@]}" >/dev/null 2>&1 & G=$!; wait_ready
 for c in 64 256; do
   read -r m_rps m_p50 m_p99 _ < <(measure $c "$work/mock.lua" "http://127.0.0.1:$P_MOCK/v1/chat/completions")
   read -r g_rps g_p50 g_p99 g_bad < <(measure $c "$work/model.lua" "http://127.0.0.1:$P_GUARD/v1/screen")
@@ -109,9 +127,12 @@ for c in 64 256; do
 done
 allowed=$(grep -c '"decision":"allow"' "$work/audit2.jsonl" || true)
 echo "   verdicts allowed by the mock model in the audit log: $allowed"
-echo "RSS: idle after start $idle; peak under the model-path load $(hwm $G)"
+echo "RSS: idle after start ${idle:-(not measured)}; peak under the model-path load $(hwm $G)"
 kill $G $MOCK; wait $G $MOCK 2>/dev/null || true
 
+fi
+
+if want 4; then
 echo "== 4. RSS with 100,000 cached verdicts (shipped config, unique questions)"
 cat > "$work/fill.lua" <<'LUA'
 local n, threads = 0, 0
@@ -123,16 +144,20 @@ request = function()
   return wrk.format("POST", "/v1/screen", {["Content-Type"] = "application/json"}, body)
 end
 LUA
-GUARD_AUDIT_LOG=off "$BIN" serve --listen 127.0.0.1:$P_GUARD >/dev/null 2>&1 & G=$!; wait_ready
+GUARD_AUDIT_LOG=off "$BIN" serve --listen 127.0.0.1:$P_GUARD "${GW[@]}" >/dev/null 2>&1 & G=$!; wait_ready
 wrk -t2 -c16 -d120s -s "$work/fill.lua" "http://127.0.0.1:$P_GUARD/v1/screen" > /dev/null
 entries=$(curl -s "http://127.0.0.1:$P_GUARD/metrics" | awk '/^guard_cache_entries\{product="wallet-assistant"\}/ {print $2}')
 echo "cached verdicts: $entries; RSS $(rss $G) (peak $(hwm $G))"
 kill $G; wait $G 2>/dev/null || true
 
+fi
+
+if want 5; then
 echo "== 5. start-up to ready, both products"
 python3 tools/startup_time.py --runs 15 --binary "$BIN"
+fi
 
-if [ -z "${SKIP_JSONL:-}" ]; then
+if want 6 && [ -z "${SKIP_JSONL:-}" ]; then
   echo "== 6. guard screen --jsonl over the development split, whole process, vs pycld2"
   python3 tools/eval_language.py --detectors pycld2 | tail -2
 fi
