@@ -25,8 +25,8 @@ pub enum Command {
         /// Listen address.
         #[arg(long, env = "GUARD_LISTEN", default_value = "127.0.0.1:8080")]
         listen: String,
-        /// Worker threads (default: one per core).
-        #[arg(long)]
+        /// Worker threads (default: two per core; `GUARD_WORKERS` sets it too).
+        #[arg(long, env = "GUARD_WORKERS")]
         workers: Option<usize>,
     },
     /// Screen one question (TEXT) or JSON lines on stdin (--jsonl) and print verdicts.
