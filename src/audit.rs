@@ -29,29 +29,29 @@ impl TextHasher {
     }
 
     pub fn finish(self) -> String {
-        self.0
-            .map(|m| hex::encode(m.finalize().into_bytes()))
-            .unwrap_or_default()
+        self.finish_hex().as_str().to_string()
     }
 
     /// [`finish`](Self::finish) without an allocation.
     pub fn finish_hex(self) -> Hex {
-        let mut out = Hex([0; 64], 0);
-        if let Some(m) = self.0 {
-            if hex::encode_to_slice(m.finalize().into_bytes(), &mut out.0).is_ok() {
-                out.1 = 64;
-            }
-        }
-        out
+        Hex(self.0.and_then(|m| {
+            let mut out = [0u8; 64];
+            hex::encode_to_slice(m.finalize().into_bytes(), &mut out)
+                .ok()
+                .map(|()| out)
+        }))
     }
 }
 
 /// A SHA-256 in lower-case hex, on the stack (empty when there was no key).
-pub struct Hex([u8; 64], usize);
+pub struct Hex(Option<[u8; 64]>);
 
 impl Hex {
     pub fn as_str(&self) -> &str {
-        std::str::from_utf8(&self.0[..self.1]).unwrap_or_default()
+        self.0
+            .as_ref()
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .unwrap_or_default()
     }
 }
 
@@ -184,6 +184,13 @@ fn spawn_writer(mut out: Box<dyn Write + Send>) -> Writer {
             }
         })
         .ok();
+    if thread.is_none() {
+        // No writer: every line is counted as dropped rather than held where nothing writes it.
+        eprintln!("audit: the writer thread could not start; lines are counted as dropped");
+        if let Ok(mut b) = batch.lock() {
+            b.closed = true;
+        }
+    }
     Writer {
         batch,
         thread: Mutex::new(thread),
@@ -419,21 +426,14 @@ impl AuditLog {
         };
         // Each worker thread serialises into its own reused buffer: no allocation per line.
         thread_local! {
-            static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+            static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
         }
-        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
-            Ok(mut buf) => {
-                buf.clear();
-                if serde_json::to_writer(&mut *buf, &line).is_ok() {
-                    self.write_bytes(&buf);
-                }
-            }
-            Err(_) => {
-                if let Ok(buf) = serde_json::to_vec(&line) {
-                    self.write_bytes(&buf);
-                }
-            }
-        });
+        let mut buf = SCRATCH.take();
+        buf.clear();
+        if serde_json::to_writer(&mut buf, &line).is_ok() {
+            self.write_bytes(&buf);
+        }
+        SCRATCH.set(buf);
     }
 
     fn write(&self, line: &str) {
