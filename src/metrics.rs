@@ -120,9 +120,10 @@ const VERDICT_SERIES: usize = Reason::ALL.len() * Stage::ALL.len();
 /// One product's handles for what every screen records, resolved once per configuration: a
 /// look-up in the registry per request (hashing the labels under a lock) cost the cheap path a
 /// few percent. Verdict series are still created on first use, so `/metrics` shows only the
-/// (reason, stage) pairs that happened.
-pub struct ProductMetrics {
-    enabled: bool,
+/// (reason, stage) pairs that happened. `None` when recording is off (no series are created).
+pub struct ProductMetrics(Option<ProductHandles>);
+
+struct ProductHandles {
     product: String,
     verdicts_vec: IntCounterVec,
     verdicts: [OnceLock<IntCounter>; VERDICT_SERIES],
@@ -135,13 +136,13 @@ pub struct ProductMetrics {
 
 impl ProductMetrics {
     pub fn record_verdict(&self, v: &Verdict, seconds: f64) {
-        if !self.enabled {
+        let Some(h) = &self.0 else {
             return;
-        }
-        let slot = &self.verdicts[v.reason as usize * Stage::ALL.len() + v.stage as usize];
+        };
+        let slot = &h.verdicts[v.reason as usize * Stage::ALL.len() + v.stage as usize];
         slot.get_or_init(|| {
-            self.verdicts_vec.with_label_values(&[
-                &self.product,
+            h.verdicts_vec.with_label_values(&[
+                &h.product,
                 v.decision.as_str(),
                 v.reason.as_str(),
                 v.stage.as_str(),
@@ -149,22 +150,22 @@ impl ProductMetrics {
         })
         .inc();
         if v.cached {
-            self.seconds_cached.observe(seconds);
+            h.seconds_cached.observe(seconds);
         } else {
-            self.seconds_fresh.observe(seconds);
+            h.seconds_fresh.observe(seconds);
         }
     }
 
     pub fn record_cache(&self, hit: bool, entries: u64) {
-        if !self.enabled {
+        let Some(h) = &self.0 else {
             return;
-        }
+        };
         if hit {
-            self.cache_hit.inc();
+            h.cache_hit.inc();
         } else {
-            self.cache_miss.inc();
+            h.cache_miss.inc();
         }
-        self.cache_entries.set(entries as i64);
+        h.cache_entries.set(entries as i64);
     }
 }
 
@@ -411,11 +412,8 @@ impl Metrics {
             self.policy_hits
                 .with_label_values(&[product, rule, action.as_str()]);
         }
-        for result in ["hit", "miss"] {
-            self.cache_requests.with_label_values(&[product, result]);
-        }
+        // Cache requests and entries start at zero through `for_product`'s handles.
         self.cache_evictions.with_label_values(&[product]);
-        self.cache_entries.with_label_values(&[product]);
         for decision in JudgeDecision::ALL {
             self.judge_decisions
                 .with_label_values(&[product, decision.as_str()]);
@@ -435,10 +433,12 @@ impl Metrics {
 
     /// One product's handles for the metrics every screen records (see [`ProductMetrics`]).
     pub fn for_product(&self, product: &str) -> ProductMetrics {
+        if !self.enabled {
+            return ProductMetrics(None);
+        }
         let cache = |result: &str| self.cache_requests.with_label_values(&[product, result]);
         let seconds = |cached: &str| self.request_seconds.with_label_values(&[product, cached]);
-        ProductMetrics {
-            enabled: self.enabled,
+        ProductMetrics(Some(ProductHandles {
             product: product.to_string(),
             verdicts_vec: self.verdicts.clone(),
             verdicts: std::array::from_fn(|_| OnceLock::new()),
@@ -447,7 +447,7 @@ impl Metrics {
             cache_entries: self.cache_entries.with_label_values(&[product]),
             seconds_cached: seconds("true"),
             seconds_fresh: seconds("false"),
-        }
+        }))
     }
 
     pub fn record_stage(&self, stage: Stage, seconds: f64) {
@@ -634,5 +634,55 @@ pub struct InFlight(IntGauge);
 impl Drop for InFlight {
     fn drop(&mut self) {
         self.0.dec();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::{Decision, Reason};
+
+    fn verdict() -> Verdict {
+        Verdict {
+            decision: Decision::Block,
+            reason: Reason::UnsupportedLanguage,
+            stage: Stage::Banglish,
+            language: "bn-Latn".into(),
+            reply: None,
+            categories: Vec::new(),
+            score: None,
+            cached: true,
+            fail_mode: None,
+            config_rev: String::new(),
+            request_id: None,
+            trace: Vec::new(),
+        }
+    }
+
+    /// The per-product handles count into the same series the registry exports; with
+    /// recording off they create none (`/metrics` then shows only build and config info).
+    #[test]
+    fn product_handles_record_and_recording_off_creates_no_series() {
+        let on = Metrics::with_recording(true).unwrap_or_else(|e| panic!("{e}"));
+        let p = on.for_product("wallet");
+        p.record_verdict(&verdict(), 0.001);
+        p.record_verdict(&verdict(), 0.001);
+        p.record_cache(true, 7);
+        let text = on.render();
+        assert!(
+            text.contains(r#"guard_verdicts_total{decision="block",product="wallet",reason="unsupported_language",stage="banglish"} 2"#),
+            "{text}"
+        );
+        assert!(text.contains(r#"guard_cache_requests_total{product="wallet",result="hit"} 1"#));
+        assert!(text.contains(r#"guard_cache_entries{product="wallet"} 7"#));
+        assert!(text
+            .contains(r#"guard_request_duration_seconds_count{cached="true",product="wallet"} 2"#));
+
+        let off = Metrics::with_recording(false).unwrap_or_else(|e| panic!("{e}"));
+        let p = off.for_product("wallet");
+        p.record_verdict(&verdict(), 0.001);
+        p.record_cache(true, 7);
+        let text = off.render();
+        assert!(!text.contains("product=\"wallet\""), "{text}");
     }
 }
