@@ -249,9 +249,11 @@ pub(super) async fn read_body(
 
 /// A body read chunk by chunk: a body of one chunk is kept as it came, without a copy.
 #[derive(Default)]
-struct Body {
-    first: Option<web::Bytes>,
-    rest: Option<web::BytesMut>,
+enum Body {
+    #[default]
+    Empty,
+    One(web::Bytes),
+    Many(web::BytesMut),
 }
 
 impl Body {
@@ -267,32 +269,35 @@ impl Body {
         if self.len() + chunk.len() > limit {
             return Err(ApiError::payload_too_large(limit));
         }
-        match (&mut self.first, &mut self.rest) {
-            (None, _) => self.first = Some(chunk),
-            (Some(first), None) => {
-                let mut rest = web::BytesMut::with_capacity(first.len() + chunk.len());
-                rest.extend_from_slice(first);
-                rest.extend_from_slice(&chunk);
-                self.rest = Some(rest);
+        *self = match std::mem::take(self) {
+            Body::Empty => Body::One(chunk),
+            Body::One(first) => {
+                let mut all = web::BytesMut::with_capacity(first.len() + chunk.len());
+                all.extend_from_slice(&first);
+                all.extend_from_slice(&chunk);
+                Body::Many(all)
             }
-            (Some(_), Some(rest)) => rest.extend_from_slice(&chunk),
-        }
+            Body::Many(mut all) => {
+                all.extend_from_slice(&chunk);
+                Body::Many(all)
+            }
+        };
         Ok(())
     }
 
     fn len(&self) -> usize {
-        match (&self.first, &self.rest) {
-            (_, Some(rest)) => rest.len(),
-            (Some(first), None) => first.len(),
-            (None, None) => 0,
+        match self {
+            Body::Empty => 0,
+            Body::One(b) => b.len(),
+            Body::Many(b) => b.len(),
         }
     }
 
     fn into_bytes(self) -> web::Bytes {
-        match (self.first, self.rest) {
-            (_, Some(rest)) => rest.freeze(),
-            (Some(first), None) => first,
-            (None, None) => web::Bytes::new(),
+        match self {
+            Body::Empty => web::Bytes::new(),
+            Body::One(b) => b,
+            Body::Many(b) => b.freeze(),
         }
     }
 }
