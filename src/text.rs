@@ -206,6 +206,29 @@ pub fn fold_for_matching(text: &str) -> String {
     fold_general(text)
 }
 
+/// A piece of a signature folded on its own, white space kept (as ASCII spaces) so that pieces
+/// can be joined later: `Some` only when folding is character by character here, so that
+/// folding pieces and then joining them (collapsing the spaces) gives what folding the joined
+/// text gives. That holds for ASCII and ordinary Bangla (the two fast paths of
+/// [`fold_for_matching`]) with only spaces and tabs as white space, unless the piece starts
+/// with a Bengali sign that NFC could compose with the end of the piece before it.
+pub fn fold_piece(piece: &str) -> Option<String> {
+    let starts_with_sign = piece.chars().next().is_some_and(is_bengali_mark);
+    let spaces_only = piece.chars().all(|c| !is_space(c) || c == ' ' || c == '\t');
+    (nfkc_stable(piece) && spaces_only && !starts_with_sign).then(|| {
+        piece
+            .chars()
+            .map(|c| {
+                if c == '\t' {
+                    ' '
+                } else {
+                    c.to_ascii_lowercase()
+                }
+            })
+            .collect()
+    })
+}
+
 /// The full fold, for text that NFKC may change.
 fn fold_general(text: &str) -> String {
     let mut changed = false;

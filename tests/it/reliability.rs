@@ -363,10 +363,34 @@ fn screens_are_answered_while_a_reload_builds() {
     let cfg = TempConfig::new(|_, text| text);
     let state = crate::harness::state_with_token(cfg.path(), Overrides::default(), Some("tok-123"));
     let server = LiveServer::start(state);
-    // Changed wordlists: the reload must build the lexicon and the signatures anew.
+    // Changed wordlists: the reload must build the lexicon and the signatures anew. Lines
+    // that cannot be factored (a full-width letter folds only as a whole) are expanded, two
+    // of them to 29,282 signatures, so that the build takes long enough for the screens to
+    // arrive while it runs.
+    let group = |g: usize| {
+        let words: Vec<String> = (0..11).map(|w| format!("w{g}x{w}")).collect();
+        format!("{{{}}}", words.join("|"))
+    };
+    let slow: Vec<String> = (0..2)
+        .map(|l| {
+            format!(
+                "ｚｚ{l} {} {} {} {}",
+                group(0),
+                group(1),
+                group(2),
+                group(3)
+            )
+        })
+        .collect();
     for (file, line) in [
-        ("wordlists/english.txt", "zzyzzxreloadtestword 1.00"),
-        ("wordlists/injection-en.txt", "zzyzzx reload test signature"),
+        (
+            "wordlists/english.txt",
+            "zzyzzxreloadtestword 1.00".to_string(),
+        ),
+        (
+            "wordlists/injection-en.txt",
+            format!("zzyzzx reload test signature\n{}", slow.join("\n")),
+        ),
     ] {
         let path = cfg.path().join(file);
         let mut text = std::fs::read_to_string(&path).unwrap_or_default();
