@@ -311,7 +311,7 @@ pub(crate) async fn screen(
         rx.recv().await.map(|batch| (batch, rx))
     });
     let out = std::io::stdout();
-    let mut out = std::io::BufWriter::new(out.lock());
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out.lock());
     // Each batch is its own task, so the runtime's threads screen on every core; `buffered`
     // keeps the output in input order. `concurrency` bounds the questions in flight.
     let results = batches
