@@ -6,7 +6,6 @@
 //! that is also English ("den"), which counts half for each side. What the counts cannot settle
 //! goes on to the language-ID model with this evidence attached.
 
-use std::collections::BTreeMap;
 use std::hash::BuildHasher;
 
 /// An English word at least this frequent (Zipf) that is also on a romanized list is
@@ -129,7 +128,17 @@ impl Lexicon {
         banglish: &str,
         others: &[&str],
     ) -> Result<Self, (usize, LexiconError)> {
-        let mut map: BTreeMap<String, WordInfo> = BTreeMap::new();
+        // Straight into the table of hashed words: no owned copy of a word unless it needs
+        // lower-casing (start-up: 60,000 words).
+        let key = std::hash::RandomState::new();
+        let mut words: std::collections::HashMap<u64, WordInfo, _> =
+            std::collections::HashMap::with_capacity_and_hasher(
+                english.len() / 12 + banglish.len() / 8,
+                Default::default(),
+            );
+        let mut mark = |word: &str, update: &dyn Fn(&mut WordInfo)| {
+            update(words.entry(key.hash_one(word)).or_default())
+        };
         for (n, line) in content_lines(english) {
             let mut parts = line.split_whitespace();
             let (Some(word), Some(zipf)) = (parts.next(), parts.next()) else {
@@ -150,33 +159,26 @@ impl Lexicon {
                     },
                 )
             })?;
-            map.entry(check_word(word, n).map_err(|e| (0, e))?)
-                .or_default()
-                .english_zipf = zipf;
+            mark(&check_word(word, n).map_err(|e| (0, e))?, &|i| {
+                i.english_zipf = zipf
+            });
         }
         for (n, line) in content_lines(banglish) {
-            map.entry(check_word(line, n).map_err(|e| (1, e))?)
-                .or_default()
-                .banglish = true;
+            mark(&check_word(line, n).map_err(|e| (1, e))?, &|i| {
+                i.banglish = true
+            });
         }
         for (i, list) in others.iter().enumerate() {
             for (n, line) in content_lines(list) {
-                map.entry(check_word(line, n).map_err(|e| (2 + i, e))?)
-                    .or_default()
-                    .other = true;
+                mark(&check_word(line, n).map_err(|e| (2 + i, e))?, &|i| {
+                    i.other = true
+                });
             }
         }
-        if map.is_empty() {
+        if words.is_empty() {
             return Err((0, LexiconError::Empty));
         }
-        let key = std::hash::RandomState::new();
-        Ok(Lexicon {
-            words: map
-                .into_iter()
-                .map(|(w, i)| (key.hash_one(w.as_str()), i))
-                .collect(),
-            key,
-        })
+        Ok(Lexicon { words, key })
     }
 
     /// The word's entry when the whole token is on a list.
@@ -284,9 +286,11 @@ fn content_lines(list: &str) -> impl Iterator<Item = (usize, &str)> {
         .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
 }
 
-fn check_word(word: &str, line: usize) -> Result<String, LexiconError> {
-    if word.bytes().all(|b| b.is_ascii_alphabetic()) {
-        Ok(word.to_ascii_lowercase())
+fn check_word(word: &str, line: usize) -> Result<std::borrow::Cow<'_, str>, LexiconError> {
+    if word.bytes().all(|b| b.is_ascii_lowercase()) {
+        Ok(word.into())
+    } else if word.bytes().all(|b| b.is_ascii_alphabetic()) {
+        Ok(word.to_ascii_lowercase().into())
     } else {
         Err(LexiconError::Line {
             line,
