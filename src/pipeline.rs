@@ -11,7 +11,7 @@
 //! policy, metrics and trace entry; [`Run::apply`] turns what the stage concluded into "go on"
 //! or the end of the screen.
 
-use crate::cache::VerdictCache;
+use crate::cache::{Answer, Cached, Recent, VerdictCache};
 use crate::config::{ConfigSet, Product};
 use crate::metrics::{JudgeDecision, Metrics, ModelOutcome, ProductMetrics};
 use crate::question::Question;
@@ -22,7 +22,7 @@ use futures_util::FutureExt;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A loaded configuration with its caches: what one request screens against. Replaced whole on
@@ -31,6 +31,24 @@ pub struct Screener {
     pub config: ConfigSet,
     products: HashMap<String, ProductScreen>,
     metrics: Metrics,
+    /// Distinct for every loaded configuration: the per-thread [`Recent`] answers belong to one.
+    generation: u64,
+}
+
+/// What the HTTP API answers with: a verdict screened now, or one read from the cache, shared
+/// and already serialised.
+pub enum Screened {
+    Fresh(Verdict),
+    Cached(Arc<Answer>),
+}
+
+impl Screened {
+    pub fn into_verdict(self) -> Verdict {
+        match self {
+            Screened::Fresh(v) => v,
+            Screened::Cached(a) => a.verdict.clone(),
+        }
+    }
 }
 
 /// What a screen for one product needs, found with one look-up by name.
@@ -72,10 +90,12 @@ impl Screener {
                 (p.name.clone(), screen)
             })
             .collect();
+        static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Screener {
             config,
             products,
             metrics,
+            generation: GENERATION.fetch_add(1, Ordering::Relaxed),
         }
     }
 
@@ -85,17 +105,53 @@ impl Screener {
 
     /// Screen one question for a product; `None` when the product does not exist.
     pub async fn screen(&self, product: &str, text: &str) -> Option<Verdict> {
-        self.screen_with(product, text, true).await
+        Some(self.screen_with(product, text, true).await?.0)
     }
 
     /// [`screen`](Self::screen) without the verdict cache: for a one-shot bulk run
     /// (`guard screen --jsonl`), where rows rarely repeat and a cache insert per row cost more
     /// than the screen itself (the development split took 0.30 s with it, 0.20 s without).
     pub async fn screen_uncached(&self, product: &str, text: &str) -> Option<Verdict> {
-        self.screen_with(product, text, false).await
+        Some(self.screen_with(product, text, false).await?.0)
     }
 
-    async fn screen_with(&self, product: &str, text: &str, use_cache: bool) -> Option<Verdict> {
+    /// [`screen`](Self::screen) for the HTTP API: a verdict read from the cache comes back
+    /// shared and serialised, and is kept for this thread ([`Recent`]) until its cache entry
+    /// expires, so the same question again is answered without screening or serialising.
+    pub async fn screen_answer(&self, product: &str, text: &str) -> Option<Screened> {
+        let screen = self.products.get(product)?;
+        if let Some(cache) = &screen.cache {
+            let started = Instant::now();
+            if let Some(answer) = Recent::get(self.generation, product, text, started) {
+                screen.metrics.record_cache(true, cache.inner.entry_count());
+                let seconds = started.elapsed().as_secs_f64();
+                screen.metrics.record_verdict(&answer.verdict, seconds);
+                return Some(Screened::Cached(answer));
+            }
+        }
+        let (verdict, expires) = self.screen_with(product, text, true).await?;
+        let Some(expires) = expires else {
+            return Some(Screened::Fresh(verdict));
+        };
+        let Ok(json) = serde_json::to_vec(&verdict) else {
+            return Some(Screened::Fresh(verdict));
+        };
+        let answer = Arc::new(Answer {
+            verdict,
+            json: json.into(),
+            expires,
+        });
+        Recent::keep(self.generation, product, text, answer.clone());
+        Some(Screened::Cached(answer))
+    }
+
+    /// The verdict, and when it was read from the cache, when that entry expires.
+    async fn screen_with(
+        &self,
+        product: &str,
+        text: &str,
+        use_cache: bool,
+    ) -> Option<(Verdict, Option<Instant>)> {
         let ProductScreen {
             product,
             cache,
@@ -103,6 +159,7 @@ impl Screener {
         } = self.products.get(product)?;
         let started = Instant::now();
         let question = Question::new(text);
+        let mut expires = None;
         let verdict = match cache.as_ref().filter(|_| use_cache) {
             None => run_stages(product, &question, &self.metrics).await,
             Some(cache) => {
@@ -124,7 +181,10 @@ impl Screener {
                         if let Ok(mut slot) = fresh.lock() {
                             *slot = Some(v);
                         }
-                        Ok(entry)
+                        Ok(Cached {
+                            created: Instant::now(),
+                            entry,
+                        })
                     })
                     .await;
                 let hit = !ran.load(Ordering::Relaxed);
@@ -133,15 +193,18 @@ impl Screener {
                 match (result, fresh) {
                     (Err(e), _) => (*e).clone(),
                     (Ok(_), Some(v)) => v,
-                    (Ok(entry), None) => match restore(product, &entry) {
-                        Some(v) => v,
+                    (Ok(cached), None) => match restore(product, &cached.entry) {
+                        Some(v) => {
+                            expires = Some(cached.created + cache.ttl);
+                            v
+                        }
                         None => run_stages(product, &question, &self.metrics).await,
                     },
                 }
             }
         };
         metrics.record_verdict(&verdict, started.elapsed().as_secs_f64());
-        Some(verdict)
+        Some((verdict, expires))
     }
 }
 

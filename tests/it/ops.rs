@@ -280,6 +280,57 @@ async fn every_metric_in_the_dashboard_and_rules_exists() {
     assert!(checked > 20, "only {checked} metric references found");
 }
 
+/// A cached answer is served from the verdict cache, then from the worker's copy of it, and
+/// neither outlives the TTL: after it, the question is screened again. A request id is
+/// answered in the same verdict with the id added.
+#[actix_web::test]
+async fn cached_answers_expire_with_the_cache_entry() {
+    let cfg = TempConfig::new(|name, text| {
+        if name == "wallet-assistant" {
+            text.replace("ttl_secs = 600", "ttl_secs = 1")
+        } else {
+            text
+        }
+    });
+    let state = state_with_token(cfg.path(), Overrides::default(), None);
+    let app = app_for(state.clone()).await;
+    let ask = |id: Option<&str>| {
+        let mut body = json!({"product": "wallet-assistant", "text": "how do I check my balance"});
+        if let Some(id) = id {
+            body["request_id"] = json!(id);
+        }
+        screen(&app, body)
+    };
+    let started = std::time::Instant::now();
+    let (_, first) = ask(None).await;
+    let (_, second) = ask(None).await;
+    let (_, third) = ask(None).await;
+    let (_, with_id) = ask(Some("r-7")).await;
+    assert!(
+        started.elapsed() < Duration::from_millis(900),
+        "too slow to test a 1 s TTL"
+    );
+    assert_eq!(first["cached"], false, "{first}");
+    assert_eq!(second["cached"], true, "{second}");
+    assert_eq!(third, second, "the kept copy answers as the cache does");
+    assert_eq!(with_id["request_id"], "r-7", "{with_id}");
+    let mut without_id = with_id.clone();
+    without_id.as_object_mut().map(|o| o.remove("request_id"));
+    assert_eq!(without_id, second);
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let (_, after) = ask(None).await;
+    assert_eq!(
+        after["cached"], false,
+        "an answer outlived its TTL: {after}"
+    );
+    let hits = counter_value(
+        &state.metrics,
+        "guard_cache_requests_total",
+        &[("product", "wallet-assistant"), ("result", "hit")],
+    );
+    assert_eq!(hits, 3.0, "every cached answer counts as a cache hit");
+}
+
 #[actix_web::test]
 async fn admin_reload_swaps_valid_config_and_keeps_the_old_one_otherwise() {
     let cfg = TempConfig::new(|_, t| t);
@@ -292,11 +343,17 @@ async fn admin_reload_swaps_valid_config_and_keeps_the_old_one_otherwise() {
             .to_request()
     };
     let rev = |v: &serde_json::Value| v["config_rev"].as_str().unwrap_or_default().to_string();
-    let (_, before) = screen(
-        &app,
-        json!({"product": "bank-operator", "text": "how do I check my balance"}),
-    )
-    .await;
+    // Asked three times: the last answers come from the cache and this thread's copy of it.
+    let mut before = serde_json::Value::Null;
+    for _ in 0..3 {
+        before = screen(
+            &app,
+            json!({"product": "bank-operator", "text": "how do I check my balance"}),
+        )
+        .await
+        .1;
+    }
+    assert_eq!(before["cached"], true, "{before}");
 
     assert_eq!(
         test::call_service(&app, reload("wrong"))
