@@ -593,6 +593,23 @@ mod tests {
         }
     }
 
+    /// A line with any expansion under three letters or digits is refused (it would block far
+    /// too much), whichever group makes it short; chat-template tokens (`<`) are exempt.
+    #[test]
+    fn a_line_with_a_short_expansion_is_refused() {
+        let err =
+            Signatures::parse(&[("en".into(), "long enough\n{long|ab} {|xyz}\n".into())]).err();
+        match err {
+            Some((0, SignatureError::Line { line: 2, message })) => {
+                assert!(message.contains("`ab` is too short"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            Signatures::parse(&[("en".into(), "<|eot|>\n{please |}<|im_start|>\n".into())]).is_ok()
+        );
+    }
+
     #[test]
     fn bad_line_is_reported_with_its_number() {
         let err =
