@@ -128,8 +128,9 @@ impl Matcher {
                     ..Cursor::default()
                 };
                 walk(&self.lines[line], bytes, at, &mut |end, letters| {
+                    // The start was checked above.
                     let counts = match self.mode {
-                        Mode::Folded => at_word_boundaries(text, start, end),
+                        Mode::Folded => !cuts_word_after(text, end),
                         Mode::Squashed => letters >= SQUASH_MIN_LETTERS,
                     };
                     let candidate = (start, std::cmp::Reverse(end), line);
@@ -277,7 +278,7 @@ impl Signatures {
                     list: name.clone(),
                     line: i + 1,
                 };
-                folded.push((fold_slots(line, slots).map_err(error)?, origin));
+                folded.push((fold_slots(&slots), origin));
             }
         }
         let squashed: Vec<_> = folded
@@ -388,7 +389,7 @@ impl Signatures {
 
 /// The line folded slot by slot ([`crate::text::fold_piece`]) when every piece folds on its
 /// own; otherwise one slot holding every expansion folded whole, as matching expects.
-fn fold_slots(line: &str, slots: Vec<Vec<String>>) -> Result<Vec<Slot>, String> {
+fn fold_slots(slots: &[Vec<String>]) -> Vec<Slot> {
     let pieces: Option<Vec<Slot>> = slots
         .iter()
         .map(|slot| {
@@ -397,13 +398,12 @@ fn fold_slots(line: &str, slots: Vec<Vec<String>>) -> Result<Vec<Slot>, String> 
                 .collect()
         })
         .collect();
-    match pieces {
-        Some(pieces) => Ok(pieces),
-        None => Ok(vec![expand(line)?
+    pieces.unwrap_or_else(|| {
+        vec![expand_slots(slots)
             .iter()
             .map(|p| fold_for_matching(p).into())
-            .collect()]),
-    }
+            .collect()]
+    })
 }
 
 /// The line for the squashed copy: every piece squashed, or `None` when no expansion is long
@@ -469,10 +469,10 @@ fn shortest(slots: &[Vec<String>]) -> Option<String> {
     (letters < 3).then_some(short)
 }
 
-/// A match counts only where it does not cut a word: "dan mode" must not hit "jordan mode".
-fn at_word_boundaries(text: &str, start: usize, end: usize) -> bool {
-    !cuts_word_before(text, start)
-        && !cuts(text[end..].chars().next(), text[..end].chars().next_back())
+/// A match ending at `end` would end inside a word. A folded match counts only where it cuts
+/// no word at either end: "dan mode" must not hit "jordan mode".
+fn cuts_word_after(text: &str, end: usize) -> bool {
+    cuts(text[end..].chars().next(), text[..end].chars().next_back())
 }
 
 /// A match starting at `start` would begin inside a word.
@@ -510,14 +510,18 @@ fn factor(line: &str) -> Result<Vec<Vec<String>>, String> {
         if branches.iter().any(|b| b.contains('{')) {
             return Err("nested `{` is not supported".into());
         }
-        slots.push(vec![literal.to_string()]);
+        if !literal.is_empty() {
+            slots.push(vec![literal.to_string()]);
+        }
         slots.push(branches);
         rest = &rest[close + 1..];
     }
     if rest.contains('}') {
         return Err("`}` without `{`".into());
     }
-    slots.push(vec![rest.to_string()]);
+    if !rest.is_empty() {
+        slots.push(vec![rest.to_string()]);
+    }
     Ok(slots)
 }
 
@@ -525,17 +529,22 @@ fn factor(line: &str) -> Result<Vec<Vec<String>>, String> {
 pub fn expand(line: &str) -> Result<Vec<String>, String> {
     let slots = factor(line)?;
     expansions(&slots)?;
+    Ok(expand_slots(&slots))
+}
+
+/// Every combination of one piece per slot, white space collapsed (the caller has checked
+/// [`expansions`]).
+fn expand_slots(slots: &[Vec<String>]) -> Vec<String> {
     let mut out = vec![String::new()];
-    for slot in &slots {
+    for slot in slots {
         out = out
             .iter()
             .flat_map(|prefix| slot.iter().map(move |piece| format!("{prefix}{piece}")))
             .collect();
     }
-    Ok(out
-        .into_iter()
+    out.into_iter()
         .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
-        .collect())
+        .collect()
 }
 
 #[cfg(test)]
@@ -618,6 +627,10 @@ mod tests {
             matches!(err, Some((0, SignatureError::Line { line: 4, .. }))),
             "{err:?}"
         );
+    }
+
+    fn at_word_boundaries(text: &str, start: usize, end: usize) -> bool {
+        !cuts_word_before(text, start) && !cuts_word_after(text, end)
     }
 
     /// The plain reading of the lists, expanded: is any signature anywhere in the folded text
