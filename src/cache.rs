@@ -151,7 +151,6 @@ thread_local! {
 pub struct Recent {
     generation: u64,
     answers: HashMap<String, HashMap<Box<str>, Arc<Answer>>>,
-    len: usize,
 }
 
 impl Recent {
@@ -172,20 +171,24 @@ impl Recent {
             let Ok(mut recent) = recent.try_borrow_mut() else {
                 return;
             };
-            if recent.generation != generation || recent.len >= RECENT_MAX {
+            if recent.generation != generation || recent.len() >= RECENT_MAX {
                 *recent = Recent {
                     generation,
                     ..Recent::default()
                 };
             }
-            let answers = match recent.answers.get_mut(product) {
-                Some(a) => a,
-                None => recent.answers.entry(product.to_string()).or_default(),
-            };
-            if answers.insert(text.into(), answer).is_none() {
-                recent.len += 1;
-            }
+            // Runs only on a cache hit this thread has not kept yet, so copying the product's
+            // name for the look-up costs nothing that matters.
+            recent
+                .answers
+                .entry(product.to_string())
+                .or_default()
+                .insert(text.into(), answer);
         })
+    }
+
+    fn len(&self) -> usize {
+        self.answers.values().map(HashMap::len).sum()
     }
 }
 
@@ -280,7 +283,7 @@ mod tests {
         for i in 0..RECENT_MAX {
             Recent::keep(8, "p", &format!("q{i}"), answer(later));
         }
-        let kept = RECENT.with(|r| r.borrow().len);
+        let kept = RECENT.with(|r| r.borrow().len());
         assert!(kept <= RECENT_MAX, "{kept}");
         assert!(
             Recent::get(8, "p", "other", now).is_none(),
