@@ -39,13 +39,16 @@ struct WordInfo {
 /// start, nobody can search for such a token in advance (and the language screen fails open).
 #[derive(Debug)]
 pub struct Lexicon {
-    words: std::collections::HashMap<u64, WordInfo, std::hash::BuildHasherDefault<Prehashed>>,
+    words: Words,
     key: std::hash::RandomState,
 }
 
 /// The table's keys are already SipHash values: the table uses them as they are.
 #[derive(Debug, Default)]
 pub struct Prehashed(u64);
+
+/// Words by their keyed hash.
+type Words = std::collections::HashMap<u64, WordInfo, std::hash::BuildHasherDefault<Prehashed>>;
 
 impl std::hash::Hasher for Prehashed {
     fn finish(&self) -> u64 {
@@ -131,14 +134,10 @@ impl Lexicon {
         // Straight into the table of hashed words: no owned copy of a word unless it needs
         // lower-casing (start-up: 60,000 words).
         let key = std::hash::RandomState::new();
-        let mut words: std::collections::HashMap<u64, WordInfo, _> =
-            std::collections::HashMap::with_capacity_and_hasher(
-                english.len() / 12 + banglish.len() / 8,
-                Default::default(),
-            );
-        let mut mark = |word: &str, update: &dyn Fn(&mut WordInfo)| {
-            update(words.entry(key.hash_one(word)).or_default())
-        };
+        let mut words: Words = Words::with_capacity_and_hasher(
+            english.len() / 12 + banglish.len() / 8,
+            Default::default(),
+        );
         for (n, line) in content_lines(english) {
             let mut parts = line.split_whitespace();
             let (Some(word), Some(zipf)) = (parts.next(), parts.next()) else {
@@ -159,20 +158,19 @@ impl Lexicon {
                     },
                 )
             })?;
-            mark(&check_word(word, n).map_err(|e| (0, e))?, &|i| {
-                i.english_zipf = zipf
-            });
+            entry(&mut words, &key, &check_word(word, n).map_err(|e| (0, e))?).english_zipf = zipf;
         }
         for (n, line) in content_lines(banglish) {
-            mark(&check_word(line, n).map_err(|e| (1, e))?, &|i| {
-                i.banglish = true
-            });
+            entry(&mut words, &key, &check_word(line, n).map_err(|e| (1, e))?).banglish = true;
         }
         for (i, list) in others.iter().enumerate() {
             for (n, line) in content_lines(list) {
-                mark(&check_word(line, n).map_err(|e| (2 + i, e))?, &|i| {
-                    i.other = true
-                });
+                entry(
+                    &mut words,
+                    &key,
+                    &check_word(line, n).map_err(|e| (2 + i, e))?,
+                )
+                .other = true;
             }
         }
         if words.is_empty() {
@@ -277,6 +275,11 @@ pub fn evaluate(lexicon: &Lexicon, text: &str) -> BanglishEval {
         return BanglishEval::English(ev);
     }
     BanglishEval::Undecided(ev)
+}
+
+/// The word's entry in the table being built, added if new.
+fn entry<'t>(words: &'t mut Words, key: &std::hash::RandomState, word: &str) -> &'t mut WordInfo {
+    words.entry(key.hash_one(word)).or_default()
 }
 
 fn content_lines(list: &str) -> impl Iterator<Item = (usize, &str)> {
