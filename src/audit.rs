@@ -101,6 +101,8 @@ pub struct AuditLog {
     /// (`dropped`); closing (or dropping) the log writes what is held and flushes.
     writer: Option<Writer>,
     dropped: std::sync::atomic::AtomicU64,
+    /// Tells this log's [`PreparedLine`]s from another's (never 0).
+    id: u64,
 }
 
 /// Bytes of lines the writer thread can be behind before new ones are dropped (about 45,000
@@ -223,6 +225,10 @@ impl AuditLog {
             sink,
             writer,
             dropped: std::sync::atomic::AtomicU64::new(0),
+            id: {
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            },
         }
     }
 
@@ -385,55 +391,81 @@ impl AuditLog {
         if self.is_off() {
             return;
         }
-        // Serialised from a struct (keys in the order `json!` gave them, so the lines are
-        // unchanged): building a map of values per request cost the cheap path a few percent.
-        #[derive(serde::Serialize)]
-        struct Line<'a> {
-            cached: bool,
-            categories: &'a [String],
-            config_rev: &'a str,
-            decision: crate::verdict::Decision,
-            fail_mode: Option<crate::verdict::FailMode>,
-            language: &'a str,
-            latency_micros: u64,
-            product: &'a str,
-            reason: crate::verdict::Reason,
-            request_id: Option<&'a str>,
-            score: Option<f32>,
-            stage: crate::verdict::Stage,
-            text_hmac: &'a str,
-            ts: &'a str,
+        let hex = self.text_hmac(text);
+        let ts = Timestamp::now();
+        with_scratch(|buf| {
+            if verdict_line(buf, product, hex.as_str(), v, latency_micros, ts.as_str()) {
+                self.write_bytes(buf);
+            }
+        });
+    }
+
+    /// [`record`](Self::record) for a verdict answered again and again (a cached answer): the
+    /// line is the same but for its latency and time, so the rest (the text's keyed hash
+    /// included) is written once into `prepared` and copied from there on later answers.
+    pub fn record_prepared(
+        &self,
+        prepared: &std::sync::OnceLock<PreparedLine>,
+        product: &str,
+        text: &str,
+        v: &Verdict,
+        latency_micros: u64,
+    ) {
+        if self.is_off() {
+            return;
         }
+        let parts = prepared.get_or_init(|| self.prepare(product, text, v));
+        if parts.log != self.id {
+            // Prepared by another log (another key): not this log's line.
+            return self.record(product, text, v, latency_micros);
+        }
+        let ts = Timestamp::now();
+        with_scratch(|buf| {
+            buf.extend_from_slice(&parts.head);
+            // serde_json writes a number without allocating (no fallible path for a u64).
+            let _ = serde_json::to_writer(&mut *buf, &latency_micros);
+            buf.extend_from_slice(&parts.middle);
+            buf.extend_from_slice(ts.as_str().as_bytes());
+            buf.extend_from_slice(b"\"}");
+            self.write_bytes(buf);
+        });
+    }
+
+    /// The line of [`record`](Self::record) with a zero latency and an empty time, cut around
+    /// the two: `{…"latency_micros":` and `,"product":…,"ts":"`. Neither cut can fall inside
+    /// a string value, where a quote is always escaped.
+    fn prepare(&self, product: &str, text: &str, v: &Verdict) -> PreparedLine {
+        let hex = self.text_hmac(text);
+        let mut line = Vec::new();
+        let cut = |line: &[u8]| {
+            const LATENCY: &[u8] = b",\"latency_micros\":0,";
+            let at = line.windows(LATENCY.len()).position(|w| w == LATENCY)?;
+            let head = &line[..at + LATENCY.len() - 2];
+            let middle = line[at + LATENCY.len() - 1..].strip_suffix(b"\"}")?;
+            Some((head.into(), middle.into()))
+        };
+        let parts = verdict_line(&mut line, product, hex.as_str(), v, 0, "")
+            .then(|| cut(&line))
+            .flatten();
+        match parts {
+            Some((head, middle)) => PreparedLine {
+                log: self.id,
+                head,
+                middle,
+            },
+            // Not expected; a log id no log has sends every answer through `record`.
+            None => PreparedLine {
+                log: 0,
+                head: Box::default(),
+                middle: Box::default(),
+            },
+        }
+    }
+
+    fn text_hmac(&self, text: &str) -> Hex {
         let mut h = self.hasher();
         h.update(text);
-        let hex = h.finish_hex();
-        let ts = Timestamp::now();
-        let line = Line {
-            cached: v.cached,
-            categories: &v.categories,
-            config_rev: &v.config_rev,
-            decision: v.decision,
-            fail_mode: v.fail_mode,
-            language: &v.language,
-            latency_micros,
-            product,
-            reason: v.reason,
-            request_id: v.request_id.as_deref(),
-            score: v.score,
-            stage: v.stage,
-            text_hmac: hex.as_str(),
-            ts: ts.as_str(),
-        };
-        // Each worker thread serialises into its own reused buffer: no allocation per line.
-        thread_local! {
-            static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
-        }
-        let mut buf = SCRATCH.take();
-        buf.clear();
-        if serde_json::to_writer(&mut buf, &line).is_ok() {
-            self.write_bytes(&buf);
-        }
-        SCRATCH.set(buf);
+        h.finish_hex()
     }
 
     fn write(&self, line: &str) {
@@ -477,6 +509,74 @@ impl AuditLog {
     }
 }
 
+/// One screen's audit line into `buf`; false if it could not be serialised (not expected).
+fn verdict_line(
+    buf: &mut Vec<u8>,
+    product: &str,
+    text_hmac: &str,
+    v: &Verdict,
+    latency_micros: u64,
+    ts: &str,
+) -> bool {
+    // Serialised from a struct (keys in the order `json!` gave them, so the lines are
+    // unchanged): building a map of values per request cost the cheap path a few percent.
+    #[derive(serde::Serialize)]
+    struct Line<'a> {
+        cached: bool,
+        categories: &'a [String],
+        config_rev: &'a str,
+        decision: crate::verdict::Decision,
+        fail_mode: Option<crate::verdict::FailMode>,
+        language: &'a str,
+        latency_micros: u64,
+        product: &'a str,
+        reason: crate::verdict::Reason,
+        request_id: Option<&'a str>,
+        score: Option<f32>,
+        stage: crate::verdict::Stage,
+        text_hmac: &'a str,
+        ts: &'a str,
+    }
+    let line = Line {
+        cached: v.cached,
+        categories: &v.categories,
+        config_rev: &v.config_rev,
+        decision: v.decision,
+        fail_mode: v.fail_mode,
+        language: &v.language,
+        latency_micros,
+        product,
+        reason: v.reason,
+        request_id: v.request_id.as_deref(),
+        score: v.score,
+        stage: v.stage,
+        text_hmac,
+        ts,
+    };
+    serde_json::to_writer(buf, &line).is_ok()
+}
+
+/// Each worker thread writes its lines into its own reused buffer: no allocation per line.
+fn with_scratch(f: impl FnOnce(&mut Vec<u8>)) {
+    thread_local! {
+        static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    }
+    let mut buf = SCRATCH.take();
+    buf.clear();
+    f(&mut buf);
+    SCRATCH.set(buf);
+}
+
+/// An audit line of a cached answer, but for its latency and time (see
+/// [`AuditLog::record_prepared`]).
+#[derive(Debug)]
+pub struct PreparedLine {
+    /// The [`AuditLog`] that prepared it (its key hashed the text).
+    log: u64,
+    head: Box<[u8]>,
+    middle: Box<[u8]>,
+}
+
 fn random_key() -> Vec<u8> {
     use std::collections::hash_map::RandomState;
     use std::hash::{BuildHasher, Hasher};
@@ -510,6 +610,84 @@ mod tests {
             assert_eq!(ts.as_str(), chrono_form);
             std::thread::sleep(std::time::Duration::from_millis(400));
         }
+    }
+
+    fn verdict(language: &str, categories: &[&str]) -> Verdict {
+        Verdict {
+            decision: crate::verdict::Decision::Block,
+            reason: crate::verdict::Reason::UnsupportedLanguage,
+            stage: crate::verdict::Stage::Banglish,
+            language: language.into(),
+            reply: None,
+            categories: categories.iter().map(|c| c.to_string()).collect(),
+            score: Some(0.25),
+            cached: true,
+            fail_mode: None,
+            config_rev: "rev \"1\"".into(),
+            request_id: None,
+            trace: Vec::new(),
+        }
+    }
+
+    /// A line with its time replaced, so two lines written apart in time compare.
+    fn timeless(line: &str) -> String {
+        let mut v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert!(v["ts"].as_str().is_some_and(|t| t.len() == 24), "{line}");
+        v["ts"] = "T".into();
+        v.to_string()
+    }
+
+    #[test]
+    fn a_prepared_line_is_the_line_record_writes() {
+        let log = AuditLog::new(
+            Some(b"k".to_vec()),
+            AuditSink::Memory(Mutex::new(Vec::new())),
+        );
+        // Values that contain the text the line is cut at must not move the cut.
+        let tricky = [
+            verdict("en", &[]),
+            verdict(
+                ",\"latency_micros\":0,",
+                &["\"}", "a,\"latency_micros\":0,b"],
+            ),
+            verdict("bn", &["\"ts\":\"\"}"]),
+        ];
+        for (i, v) in tricky.iter().enumerate() {
+            let prepared = std::sync::OnceLock::new();
+            for micros in [0, 7, u64::MAX] {
+                log.record(&format!("p{i}"), "the text", v, micros);
+                log.record_prepared(&prepared, &format!("p{i}"), "the text", v, micros);
+            }
+        }
+        let lines = log.memory_lines();
+        assert_eq!(lines.len(), 18);
+        for pair in lines.chunks(2) {
+            assert_eq!(timeless(&pair[0]), timeless(&pair[1]));
+        }
+        assert!(lines[3].contains(&format!("\"latency_micros\":{},", 7)));
+    }
+
+    #[test]
+    fn a_line_prepared_by_another_log_is_not_copied() {
+        let sink = || AuditSink::Memory(Mutex::new(Vec::new()));
+        let (one, other) = (
+            AuditLog::new(Some(b"k1".to_vec()), sink()),
+            AuditLog::new(Some(b"k2".to_vec()), sink()),
+        );
+        let v = verdict("en", &[]);
+        let prepared = std::sync::OnceLock::new();
+        one.record_prepared(&prepared, "p", "the text", &v, 1);
+        other.record_prepared(&prepared, "p", "the text", &v, 1);
+        other.record("p", "the text", &v, 1);
+        let (a, b) = (one.memory_lines(), other.memory_lines());
+        assert_eq!(b.len(), 2);
+        assert_eq!(
+            timeless(&b[0]),
+            timeless(&b[1]),
+            "the other log hashes with its own key"
+        );
+        assert_ne!(timeless(&a[0]), timeless(&b[0]));
     }
 
     #[test]

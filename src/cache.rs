@@ -132,6 +132,8 @@ pub struct Answer {
     pub json: bytes::Bytes,
     /// When the cache entry it was read from expires.
     pub expires: Instant,
+    /// Its audit line but for latency and time, written on its first answer.
+    pub audit: std::sync::OnceLock<crate::audit::PreparedLine>,
 }
 
 /// Answers kept per thread (each HTTP worker is one thread).
@@ -259,6 +261,7 @@ mod tests {
                 verdict: decode(&encode(&sample())).unwrap_or_else(|| panic!("decodes")),
                 json: bytes::Bytes::from_static(b"{}"),
                 expires,
+                audit: Default::default(),
             })
         };
         let later = now + std::time::Duration::from_secs(60);

@@ -140,6 +140,7 @@ impl Screener {
             verdict,
             json: json.into(),
             expires,
+            audit: Default::default(),
         });
         Recent::keep(self.generation, product, text, answer.clone());
         Some(Screened::Cached(answer))
