@@ -587,9 +587,9 @@ impl Metrics {
             .inc();
     }
 
-    pub fn in_flight(&self) -> InFlight {
+    pub fn in_flight(&self) -> InFlight<'_> {
         self.in_flight.inc();
-        InFlight(self.in_flight.clone())
+        InFlight(&self.in_flight)
     }
 
     pub fn record_http_error(&self, code: &'static str) {
@@ -629,9 +629,9 @@ impl Metrics {
 }
 
 /// Decrements the in-flight gauge when dropped.
-pub struct InFlight(IntGauge);
+pub struct InFlight<'a>(&'a IntGauge);
 
-impl Drop for InFlight {
+impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.dec();
     }

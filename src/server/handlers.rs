@@ -43,7 +43,7 @@ async fn screen_inner(
 ) -> Result<HttpResponse, ApiError> {
     let (product, text, request_id) = read_request(state, req, payload).await?;
     let started = Instant::now();
-    let screener = state.screener.load_full();
+    let screener = state.screener.load();
     let screened = screener
         .screen_answer(&product, &text)
         .await
@@ -193,10 +193,31 @@ pub(super) fn authorize_product(
 /// has none): a declared body over the limit is `413` before a byte
 /// is read, and with every in-flight slot taken the answer is `503` with `Retry-After` (callers
 /// treat it as a block) rather than a queue without bound.
-pub(super) fn admit(
+pub(super) fn admit<'a>(
+    state: &'a AppState,
+    req: &HttpRequest,
+) -> Result<tokio::sync::SemaphorePermit<'a>, ApiError> {
+    may_enter(state, req)?;
+    state
+        .in_flight
+        .try_acquire()
+        .map_err(|_| ApiError::overloaded())
+}
+
+/// [`admit`] for a slot held beyond the handler (a streamed answer).
+pub(super) fn admit_owned(
     state: &AppState,
     req: &HttpRequest,
 ) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+    may_enter(state, req)?;
+    state
+        .in_flight
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| ApiError::overloaded())
+}
+
+fn may_enter(state: &AppState, req: &HttpRequest) -> Result<(), ApiError> {
     let declared = declared_length(req.headers());
     if let Some(keys) = &state.api_keys {
         keys.authorize(req, None)?;
@@ -204,11 +225,7 @@ pub(super) fn admit(
     if declared.is_some_and(|n| n > state.max_body_bytes) {
         return Err(ApiError::payload_too_large(state.max_body_bytes));
     }
-    state
-        .in_flight
-        .clone()
-        .try_acquire_owned()
-        .map_err(|_| ApiError::overloaded())
+    Ok(())
 }
 
 /// The body length the client declared (`Content-Length`), if it did.

@@ -11,7 +11,7 @@
 //! A malformed line ends the stream with `{"error": {...}}` after what was already masked.
 
 use super::error::ApiError;
-use super::handlers::{admit, authorize_product, read_request};
+use super::handlers::{admit, admit_owned, authorize_product, read_request};
 use super::AppState;
 use crate::output::{self, OutputStream};
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -76,7 +76,7 @@ pub async fn screen_output_stream(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let permit = admit(&state, &req)?;
+    let permit = admit_owned(&state, &req)?;
     let query = web::Query::<StreamQuery>::from_query(req.query_string())
         .map_err(|e| ApiError::new(400, "bad_query", format!("could not read the query: {e}")))?
         .into_inner();
