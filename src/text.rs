@@ -176,11 +176,87 @@ pub fn unconfuse(c: char) -> char {
         'υ' => 'u',
         'χ' => 'x',
         'γ' => 'y',
-        // Latin look-alikes and leetspeak digits are left alone on purpose: mapping `0` → `o`
-        // would break account numbers and amounts in ordinary questions.
+        // Leetspeak digits are left alone here on purpose: mapping `0` → `o` everywhere would
+        // break account numbers and amounts in ordinary questions. The signature stage reads
+        // them as letters only inside words with letters ([`unleet`]).
         'ı' => 'i',
         'ɡ' => 'g',
         'ո' => 'n',
+        _ => c,
+    }
+}
+
+/// Whether leetspeak may hide a signature in a folded text: a word that mixes ASCII letters
+/// with leetspeak characters (`ign0re`), or one standing alone next to another one-character
+/// word (`i g n 0 r e`). Amounts, account numbers and dates ("sent 5000 on 3 March") are not,
+/// so ordinary questions with numbers skip the leetspeak reading.
+pub fn may_hide_leet(folded: &str) -> bool {
+    if !folded.bytes().any(is_leet) {
+        return false;
+    }
+    let one_char = |w: &str| w.chars().nth(1).is_none();
+    let mut prev: Option<&str> = None;
+    let mut words = folded.split_whitespace().peekable();
+    while let Some(word) = words.next() {
+        if word.bytes().any(is_leet) {
+            if word.chars().any(|c| c.is_ascii_alphabetic()) {
+                return true;
+            }
+            let spaced = prev.is_some_and(one_char) || words.peek().is_some_and(|w| one_char(w));
+            if one_char(word) && spaced {
+                return true;
+            }
+        }
+        prev = Some(word);
+    }
+    false
+}
+
+/// Leetspeak read as letters (`ign0re` → `ignore`, `d@n` → `dan`) in every word of a folded
+/// text that also holds an ASCII letter. Words without a letter (amounts, account numbers,
+/// dates) are left as they are, so a number can never spell a signature. `None` when nothing
+/// changed (most texts: it returns after one pass over the bytes).
+pub fn unleet(folded: &str) -> Option<String> {
+    if !folded.bytes().any(is_leet) {
+        return None;
+    }
+    let mut out = String::with_capacity(folded.len());
+    let mut changed = false;
+    for word in folded.split_inclusive(char::is_whitespace) {
+        if word.bytes().any(is_leet) && word.chars().any(|c| c.is_ascii_alphabetic()) {
+            changed = true;
+            out.extend(word.chars().map(leet_letter));
+        } else {
+            out.push_str(word);
+        }
+    }
+    changed.then_some(out)
+}
+
+/// Every leetspeak character read as a letter, words of digits included: only for the
+/// squashed copy ([`squash`]), where "i g n 0 r e" has no words left and only signatures of
+/// twelve letters or more are matched, which no number spells by accident.
+pub fn unleet_all(folded: &str) -> Option<String> {
+    folded
+        .bytes()
+        .any(is_leet)
+        .then(|| folded.chars().map(leet_letter).collect())
+}
+
+fn is_leet(b: u8) -> bool {
+    matches!(b, b'0' | b'1' | b'3' | b'4' | b'5' | b'7' | b'@' | b'$')
+}
+
+fn leet_letter(c: char) -> char {
+    match c {
+        '0' => 'o',
+        '1' => 'i',
+        '3' => 'e',
+        '4' => 'a',
+        '5' => 's',
+        '7' => 't',
+        '@' => 'a',
+        '$' => 's',
         _ => c,
     }
 }
