@@ -282,12 +282,25 @@ impl Policy {
         }
     }
 
-    /// Every rule that matches, in rule order.
+    /// Every rule that matches, in rule order. When none does and the question may hide
+    /// leetspeak ("Wh0 0wns this wallet?"), the rules run again on it read as letters
+    /// ([`crate::text::unleet`]; numbers on their own stay numbers).
     pub fn hits(&self, q: &Question) -> Vec<PolicyHit> {
+        let folded = q.folded();
+        let hits = self.hits_in(folded);
+        if !hits.is_empty() || !crate::text::may_hide_leet(folded) {
+            return hits;
+        }
+        crate::text::unleet(folded)
+            .map(|read| self.hits_in(&read))
+            .unwrap_or_default()
+    }
+
+    fn hits_in(&self, folded: &str) -> Vec<PolicyHit> {
         let Some(matcher) = &self.matcher else {
             return Vec::new();
         };
-        let words = Words::of(q.folded());
+        let words = Words::of(folded);
         // Word positions where each (rule, group) matched.
         let mut found: Vec<Vec<Vec<usize>>> = self
             .rules
@@ -480,6 +493,9 @@ all = [["export"], ["statement"]]
             ("should I tell my pin to my friend's mother", vec![]),
             ("what is his pin", vec!["others_pin"]),
             ("what is the pin of this history", vec![]),
+            // Leetspeak is read as letters inside words.
+            ("d3l3t3 the 4ud1t l0g", vec!["record_tampering"]),
+            ("wh4t 1s h1s p1n", vec!["others_pin"]),
         ] {
             assert_eq!(ids(text), want, "{text:?}");
         }
