@@ -880,25 +880,53 @@ fn is_ip_or_ssn(text: &str, run: &[DigitGroup]) -> bool {
     ip || ssn
 }
 
-/// The value of an ASCII or Bengali digit.
+/// The zero of every run of ten decimal digits in Unicode (general category Nd, values 0–9 in
+/// order), ASCII's first: Unicode 14's table (Python's `unicodedata`), plus Kawi and Nag Mundari
+/// from Unicode 15. A model asked to "write the card number in full-width digits" (`４１１１…`)
+/// or in Devanagari (`४१११…`) still writes digits, and they are masked as digits.
+const DIGIT_ZEROS: [u32; 68] = [
+    0x30, 0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66,
+    0xDE6, 0xE50, 0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90,
+    0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10,
+    0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0, 0x11450, 0x114D0, 0x11650,
+    0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x11F50, 0x16A60, 0x16AC0,
+    0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0, 0x1E4F0, 0x1E950,
+    0x1FBF0,
+];
+
+/// The value of a decimal digit of any script: ASCII, Bengali (`০`–`৯`), full-width, Devanagari,
+/// Arabic-Indic, mathematical, ... ([`DIGIT_ZEROS`]).
 pub fn digit_char(c: char) -> Option<u32> {
-    match c {
-        '0'..='9' => Some(c as u32 - '0' as u32),
-        '\u{09E6}'..='\u{09EF}' => Some(c as u32 - 0x09E6),
-        _ => None,
+    let cp = c as u32;
+    if c.is_ascii() {
+        return c.is_ascii_digit().then(|| cp - 0x30);
     }
+    let zero = match DIGIT_ZEROS.binary_search(&cp) {
+        Ok(i) => DIGIT_ZEROS[i],
+        Err(0) => return None,
+        Err(i) => DIGIT_ZEROS[i - 1],
+    };
+    (cp - zero < 10).then(|| cp - zero)
 }
 
-/// The digit starting at byte `i`, with its length in bytes: ASCII `0`–`9`, or Bengali
-/// `০`–`৯` (U+09E6–U+09EF, UTF-8 `E0 A7 A6`–`E0 A7 AF`).
-fn digit_at(bytes: &[u8], i: usize) -> Option<(u32, usize)> {
+/// The digit starting at byte `i`, with its length in bytes: ASCII `0`–`9` and Bengali
+/// `০`–`৯` (UTF-8 `E0 A7 A6`–`E0 A7 AF`) at once, any other script's through [`digit_char`].
+fn digit_at(text: &str, i: usize) -> Option<(u32, usize)> {
+    let bytes = text.as_bytes();
     match bytes[i] {
         b @ b'0'..=b'9' => Some((u32::from(b - b'0'), 1)),
-        0xE0 if bytes.get(i + 1) == Some(&0xA7) => match bytes.get(i + 2) {
-            Some(&b @ 0xA6..=0xAF) => Some((u32::from(b - 0xA6), 3)),
-            _ => None,
-        },
-        _ => None,
+        // The Bengali block (U+0980–U+09FF, `E0 A6 ..`–`E0 A7 ..`): its digits, or no digit.
+        0xE0 if matches!(bytes.get(i + 1), Some(0xA6 | 0xA7)) => {
+            match (bytes.get(i + 1), bytes.get(i + 2)) {
+                (Some(0xA7), Some(&b @ 0xA6..=0xAF)) => Some((u32::from(b - 0xA6), 3)),
+                _ => None,
+            }
+        }
+        b if b < 0xC0 => None,
+        _ => {
+            let c = text.get(i..)?.chars().next()?;
+            digit_char(c).map(|d| (d, c.len_utf8()))
+        }
     }
 }
 
@@ -920,7 +948,7 @@ fn digit_groups(text: &str) -> Vec<DigitGroup> {
     let mut first_digit = 0;
     let mut i = 0;
     while i < bytes.len() {
-        let Some((_, len)) = digit_at(bytes, i) else {
+        let Some((_, len)) = digit_at(text, i) else {
             i += 1;
             continue;
         };
@@ -928,7 +956,7 @@ fn digit_groups(text: &str) -> Vec<DigitGroup> {
         let mut digits = 1;
         i += len;
         while i < bytes.len() {
-            match digit_at(bytes, i) {
+            match digit_at(text, i) {
                 Some((_, len)) => {
                     i += len;
                     digits += 1;
@@ -1026,10 +1054,9 @@ impl LuhnSums {
         plain.push(0);
         shifted.push(0);
         let mut k = 0usize;
-        let bytes = text.as_bytes();
         for g in groups {
             let mut i = g.start;
-            while let Some((d, len)) = (i < g.end).then(|| digit_at(bytes, i)).flatten() {
+            while let Some((d, len)) = (i < g.end).then(|| digit_at(text, i)).flatten() {
                 i += len;
                 let doubled = if d >= 5 { 2 * d - 9 } else { 2 * d };
                 let (p, s) = if k.is_multiple_of(2) {
@@ -1132,6 +1159,51 @@ mod tests {
             ("in 2025 the fee is 15 taka", "in 2025 the fee is 15 taka"),
         ] {
             assert_eq!(r.redact(text).text, want, "{text:?}");
+        }
+    }
+
+    /// Digits of other scripts are digits: an answer that writes a card number in full-width,
+    /// Devanagari, Arabic-Indic or mathematical digits (as an injected instruction may ask) is
+    /// masked like one in ASCII, in one piece or streamed a character at a time.
+    #[test]
+    fn digits_of_every_script_are_masked() {
+        let r = std::sync::Arc::new(all());
+        for (text, want) in [
+            (
+                "card ４１１１１１１１１１１１１１１１",
+                "card ************１１１１",
+            ),
+            ("card ४१११ १११११११११११११", "card **** *********११११"),
+            ("call ٠١٧١١٢٢٣٣٤٤ now", "call ********٣٤٤ now"),
+            ("card 𝟒𝟏𝟏𝟏 𝟏𝟏𝟏𝟏 𝟏𝟏𝟏𝟏 𝟏𝟏𝟏𝟏", "card **** **** **** 𝟏𝟏𝟏𝟏"),
+            (
+                "card 4111 ١١١١ ১১১১ １１１１",
+                "card **** **** **** １１１１",
+            ),
+            ("call ০১৭১১২২৩৩৪৪", "call ********৩৪৪"),
+        ] {
+            assert_eq!(r.redact(text).text, want, "{text:?}");
+            let mut stream = r.stream();
+            let mut out = String::new();
+            for c in text.chars() {
+                out.push_str(&stream.push(&c.to_string()).text);
+            }
+            out.push_str(&stream.finish().text);
+            assert_eq!(out, want, "streamed {text:?}");
+        }
+        for (c, d) in [
+            ('０', 0),
+            ('９', 9),
+            ('४', 4),
+            ('٧', 7),
+            ('𝟗', 9),
+            ('৫', 5),
+            ('7', 7),
+        ] {
+            assert_eq!(digit_char(c), Some(d), "{c:?}");
+        }
+        for c in ['a', '½', '²', 'Ⅻ', '①', '/', '\u{0A65}'] {
+            assert_eq!(digit_char(c), None, "{c:?}");
         }
     }
 
