@@ -731,6 +731,9 @@ mod tests {
     fn numbers_from_strings_and_bengali_digits() {
         assert_eq!(number(&Value::from("50,000")), Some(50_000.0));
         assert_eq!(number(&Value::from("৫০০০০")), Some(50_000.0));
+        // Any script's digits are read: "６００００" is over a 50,000 limit like "60000".
+        assert_eq!(number(&Value::from("６００００")), Some(60_000.0));
+        assert_eq!(number(&Value::from("٦٠,٠٠٠")), Some(60_000.0));
         assert_eq!(number(&Value::from(-5)), None);
         assert_eq!(number(&Value::from("5e3")), None);
         assert_eq!(number(&Value::from("")), None);
