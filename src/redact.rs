@@ -906,7 +906,21 @@ pub fn digit_char(c: char) -> Option<u32> {
         Err(0) => return None,
         Err(i) => DIGIT_ZEROS[i - 1],
     };
-    (cp - zero < 10).then(|| cp - zero)
+    if cp - zero < 10 {
+        return Some(cp - zero);
+    }
+    // Digits that are not decimal digits to Unicode but that NFKC turns into ASCII ones, and a
+    // model can be told to write: superscripts, subscripts and circled digits (`⁴¹¹¹`, `④①①①`).
+    match c {
+        '⁰' | '₀' | '⓪' => Some(0),
+        '¹' => Some(1),
+        '²' => Some(2),
+        '³' => Some(3),
+        '⁴'..='⁹' => Some(cp - 0x2070),
+        '₁'..='₉' => Some(cp - 0x2080),
+        '①'..='⑨' => Some(cp - 0x2460 + 1),
+        _ => None,
+    }
 }
 
 /// The digit starting at byte `i`, with its length in bytes: ASCII `0`–`9` and Bengali
@@ -1181,6 +1195,13 @@ mod tests {
                 "card **** **** **** １１１１",
             ),
             ("call ০১৭১১২২৩৩৪৪", "call ********৩৪৪"),
+            ("card ⁴¹¹¹ ¹¹¹¹ ¹¹¹¹ ¹¹¹¹", "card **** **** **** ¹¹¹¹"),
+            ("card ④①①① ①①①① ①①①① ①①①①", "card **** **** **** ①①①①"),
+            // One superscript is a unit or a footnote, not a value.
+            (
+                "the room is 12 m² and CO₂ is fine¹",
+                "the room is 12 m² and CO₂ is fine¹",
+            ),
         ] {
             assert_eq!(r.redact(text).text, want, "{text:?}");
             let mut stream = r.stream();
@@ -1202,7 +1223,20 @@ mod tests {
         ] {
             assert_eq!(digit_char(c), Some(d), "{c:?}");
         }
-        for c in ['a', '½', '²', 'Ⅻ', '①', '/', '\u{0A65}'] {
+        for (c, d) in [
+            ('⁰', 0),
+            ('¹', 1),
+            ('²', 2),
+            ('⁹', 9),
+            ('₀', 0),
+            ('₇', 7),
+            ('①', 1),
+            ('⑨', 9),
+            ('⓪', 0),
+        ] {
+            assert_eq!(digit_char(c), Some(d), "{c:?}");
+        }
+        for c in ['a', '½', 'Ⅻ', '⑩', '/', '\u{0A65}'] {
             assert_eq!(digit_char(c), None, "{c:?}");
         }
     }
