@@ -186,61 +186,46 @@ pub fn unconfuse(c: char) -> char {
     }
 }
 
-/// Whether leetspeak may hide a signature in a folded text: a word that mixes ASCII letters
-/// with leetspeak characters (`ign0re`), or one standing alone next to another one-character
-/// word (`i g n 0 r e`). Amounts, account numbers and dates ("sent 5000 on 3 March") are not,
-/// so ordinary questions with numbers skip the leetspeak reading.
-pub fn may_hide_leet(folded: &str) -> bool {
-    if !folded.bytes().any(is_leet) {
-        return false;
-    }
-    let one_char = |w: &str| w.chars().nth(1).is_none();
-    let mut prev: Option<&str> = None;
-    let mut words = folded.split_whitespace().peekable();
-    while let Some(word) = words.next() {
-        if word.bytes().any(is_leet) {
-            if word.chars().any(|c| c.is_ascii_alphabetic()) {
-                return true;
-            }
-            let spaced = prev.is_some_and(one_char) || words.peek().is_some_and(|w| one_char(w));
-            if one_char(word) && spaced {
-                return true;
-            }
-        }
-        prev = Some(word);
-    }
-    false
-}
-
-/// Leetspeak read as letters (`ign0re` → `ignore`, `d@n` → `dan`) in every word of a folded
-/// text that also holds an ASCII letter. Words without a letter (amounts, account numbers,
-/// dates) are left as they are, so a number can never spell a signature. `None` when nothing
-/// changed (most texts: it returns after one pass over the bytes).
+/// Leetspeak read as letters (`ign0re` → `ignore`, `d@n` → `dan`) in a folded text: in every
+/// word that also holds an ASCII letter, and in a one-character word next to another one
+/// (`i g n 0 r e`). Other words (amounts, account numbers, dates: "sent 5000 on 3 March") are
+/// left as they are, so a number can never spell a signature. `None` when nothing was read
+/// (most texts: it returns after one pass over the bytes).
 pub fn unleet(folded: &str) -> Option<String> {
     if !folded.bytes().any(is_leet) {
         return None;
     }
+    let one_char = |w: &str| {
+        let mut chars = w.trim_end().chars();
+        chars.next().is_some() && chars.next().is_none()
+    };
+    // Each word with the words on either side, without collecting them.
+    let words = || {
+        let mut prev: Option<&str> = None;
+        let mut rest = folded.split_inclusive(char::is_whitespace).peekable();
+        std::iter::from_fn(move || {
+            let word = rest.next()?;
+            let read = word.bytes().any(is_leet)
+                && (word.chars().any(|c| c.is_ascii_alphabetic())
+                    || (one_char(word)
+                        && (prev.is_some_and(one_char)
+                            || rest.peek().is_some_and(|w| one_char(w)))));
+            prev = Some(word);
+            Some((word, read))
+        })
+    };
+    if !words().any(|(_, read)| read) {
+        return None;
+    }
     let mut out = String::with_capacity(folded.len());
-    let mut changed = false;
-    for word in folded.split_inclusive(char::is_whitespace) {
-        if word.bytes().any(is_leet) && word.chars().any(|c| c.is_ascii_alphabetic()) {
-            changed = true;
+    for (word, read) in words() {
+        if read {
             out.extend(word.chars().map(leet_letter));
         } else {
             out.push_str(word);
         }
     }
-    changed.then_some(out)
-}
-
-/// Every leetspeak character read as a letter, words of digits included: only for the
-/// squashed copy ([`squash`]), where "i g n 0 r e" has no words left and only signatures of
-/// twelve letters or more are matched, which no number spells by accident.
-pub fn unleet_all(folded: &str) -> Option<String> {
-    folded
-        .bytes()
-        .any(is_leet)
-        .then(|| folded.chars().map(leet_letter).collect())
+    Some(out)
 }
 
 fn is_leet(b: u8) -> bool {

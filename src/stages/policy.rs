@@ -288,7 +288,7 @@ impl Policy {
     pub fn hits(&self, q: &Question) -> Vec<PolicyHit> {
         let folded = q.folded();
         let hits = self.hits_in(folded);
-        if !hits.is_empty() || !crate::text::may_hide_leet(folded) {
+        if !hits.is_empty() {
             return hits;
         }
         crate::text::unleet(folded)
