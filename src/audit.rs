@@ -270,9 +270,7 @@ impl AuditLog {
     }
 
     pub fn text_hash(&self, text: &str) -> String {
-        let mut h = self.hasher();
-        h.update(text);
-        h.finish()
+        self.text_hmac(text).as_str().to_string()
     }
 
     /// The keyed hash of a text that arrives in pieces (a streamed answer is never buffered).

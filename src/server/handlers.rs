@@ -51,10 +51,8 @@ async fn screen_inner(
     let micros = started.elapsed().as_micros() as u64;
     // A cached verdict is answered with its JSON as serialised once; a request id needs its own.
     if let (Screened::Cached(answer), None) = (&screened, &request_id) {
-        let (verdict, prepared) = (&answer.verdict, &answer.audit);
-        state
-            .audit
-            .record_prepared(prepared, &product, &text, verdict, micros);
+        let audit = &state.audit;
+        audit.record_prepared(&answer.audit, &product, &text, &answer.verdict, micros);
         return Ok(HttpResponse::Ok()
             .insert_header(header::ContentType::json())
             .body(answer.json.clone()));
