@@ -4,7 +4,7 @@
 
 mod common;
 use common::config;
-use guard::stages::{banglish, lang_id, script};
+use guard::screens::input::stages::{banglish, lang_id, script};
 
 fn main() {
     divan::main();

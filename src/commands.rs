@@ -1,7 +1,10 @@
 //! What `serve`, `screen` and `check-config` do, once the command line is parsed (`crate::run`
 //! dispatches here).
 
-use crate::{audit, config, metrics, pipeline, server, text};
+use crate::http;
+use crate::obs::{audit, metrics};
+use crate::screens::input::pipeline;
+use crate::{config, text};
 use anyhow::Context;
 use futures_util::StreamExt;
 use std::io::{BufRead, Write};
@@ -22,10 +25,10 @@ pub(crate) fn quiet_panics() {
 fn load_state(
     config_dir: std::path::PathBuf,
     audit_default: &str,
-) -> anyhow::Result<Result<server::AppState, ExitCode>> {
+) -> anyhow::Result<Result<http::AppState, ExitCode>> {
     let audit = audit::AuditLog::from_env(audit_default)
         .context("opening the audit log (GUARD_AUDIT_LOG)")?;
-    match server::AppState::load(config_dir, config::Overrides::from_env(), audit) {
+    match http::AppState::load(config_dir, config::Overrides::from_env(), audit) {
         Ok(s) => {
             release_freed_memory();
             Ok(Ok(s))
@@ -183,7 +186,7 @@ pub(crate) async fn serve(
         // Metrics and health on their own address; the main one serves the API only.
         let ops_state = state.clone();
         let ops_server =
-            actix_web::HttpServer::new(move || server::create_ops_app(ops_state.clone()))
+            actix_web::HttpServer::new(move || http::create_ops_app(ops_state.clone()))
                 .workers(1)
                 .bind(ops)
                 .with_context(|| format!("binding GUARD_OPS_LISTEN {ops}"))?
@@ -202,7 +205,7 @@ pub(crate) async fn serve(
     // (then 408), idle keep-alive connections close after 30 s, and on SIGTERM in-flight requests
     // get 10 s to finish before the process exits 0. Each body has its own deadline
     // (GUARD_BODY_TIMEOUT_MS, see AppState).
-    let mut server = actix_web::HttpServer::new(move || server::create_app(app_state.clone()))
+    let mut server = actix_web::HttpServer::new(move || http::create_app(app_state.clone()))
         .client_request_timeout(std::time::Duration::from_secs(5))
         .client_disconnect_timeout(std::time::Duration::from_secs(1))
         .keep_alive(std::time::Duration::from_secs(30))
@@ -228,7 +231,7 @@ pub(crate) async fn serve(
 }
 
 #[cfg(unix)]
-fn spawn_sighup_reload(state: actix_web::web::Data<server::AppState>) {
+fn spawn_sighup_reload(state: actix_web::web::Data<http::AppState>) {
     tokio::spawn(async move {
         let Ok(mut hup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
         else {
@@ -251,7 +254,7 @@ fn spawn_sighup_reload(state: actix_web::web::Data<server::AppState>) {
 }
 
 #[cfg(not(unix))]
-fn spawn_sighup_reload(_state: actix_web::web::Data<server::AppState>) {}
+fn spawn_sighup_reload(_state: actix_web::web::Data<http::AppState>) {}
 
 pub(crate) async fn screen(
     config_dir: std::path::PathBuf,
@@ -413,7 +416,7 @@ pub(crate) fn screen_output(
             let line = line.context("reading a line")?;
             let value: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
             let text = value["text"].as_str().unwrap_or_default();
-            let mut v = serde_json::to_value(crate::output::screen(p, text))?;
+            let mut v = serde_json::to_value(crate::screens::output::screen(p, text))?;
             if let Some(o) = v.as_object_mut() {
                 o.insert("id".into(), value["id"].clone());
             }
@@ -422,7 +425,7 @@ pub(crate) fn screen_output(
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut stream = crate::output::OutputStream::new(p);
+    let mut stream = crate::screens::output::OutputStream::new(p);
     let mut buf = vec![0u8; 8192];
     // Bytes of a UTF-8 character cut at a read boundary wait for the next read.
     let mut carry: Vec<u8> = Vec::new();

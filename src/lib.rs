@@ -2,37 +2,32 @@
 //!
 //! Layout, in pipeline order:
 //!
-//! - [`cli`]          the command line: serve | screen | check-config | eval
-//! - `commands`       what each command does (serve, screen, check-config)
+//! - [`cli`]          the command line: serve | screen | screen-output | check-config | eval
+//! - `commands`       what each command does (serve, screen, screen-output, check-config)
 //! - [`config`]       product files → validated [`config::Product`]s; all problems at once
 //! - [`text`]         normal form, folded copy, Latin tokens, card masking
 //! - [`redact`]       finding and masking values (cards, phones, NID, OTP/PIN, e-mail, ...)
-//! - [`question`]     the question computed once: normalised, hidden, folded, decoded, outbound
-//! - [`pipeline`]     the only place the stage order lives; cache; fail-open/closed policy
-//! - [`stages`]       script → banglish → lang_id → signatures → guard → judge
-//! - [`backends`]     guard models: embedded, OpenAI-compatible chat, TEI, moderation
+//! - [`screens`]      the control points, one slice each:
+//!   - [`screens::input`]    the question: question → cache → pipeline → stages
+//!     (script → banglish → lang_id → signatures → policy → guard → judge)
+//!   - [`screens::tools`]    the tool-call gate: rules, then the turn's state
+//!   - [`screens::context`]  retrieved documents and tool results, wrapped as untrusted data
+//!   - [`screens::output`]   the answer masked on its way out, whole or streamed
+//! - [`backends`]     guard models: embedded, OpenAI-compatible chat, TEI, moderation; breaker
 //! - [`verdict`]      Stage, Outcome, Reason, Verdict: the wire JSON
-//! - [`output`]       the output screen: an answer masked on its way out, whole or streamed
-//! - [`cache`], [`metrics`], [`audit`]   verdict cache, Prometheus metrics, audit log
-//! - [`server`]       AppState, `create_app`, thin handlers, `ApiError`
+//! - [`obs`]          Prometheus metrics, audit log
+//! - [`http`]         AppState, `create_app`, thin handlers, `ApiError`
 //! - [`eval`]         YAML eval suites, scored by group, with a baseline ratchet
 
-pub mod audit;
 pub mod backends;
-pub mod cache;
 pub mod cli;
 mod commands;
 pub mod config;
-pub mod context;
 pub mod eval;
-pub mod gate;
-pub mod metrics;
-pub mod output;
-pub mod pipeline;
-pub mod question;
+pub mod http;
+pub mod obs;
 pub mod redact;
-pub mod server;
-pub mod stages;
+pub mod screens;
 pub mod text;
 pub mod verdict;
 

@@ -17,7 +17,7 @@ pub mod transport;
 pub use transport::post_json;
 pub use transport::Transport;
 
-use crate::question::Question;
+use crate::screens::input::question::Question;
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
@@ -63,7 +63,7 @@ impl BackendKind {
     /// model's were tuned on the development split (models/README.md); the remote ones take
     /// the models' own decision boundary (0.5) and block outright only when the model is sure.
     /// Labels come first either way: an explicit `unsafe` is never below borderline.
-    pub fn default_thresholds(self) -> crate::stages::guard::Thresholds {
+    pub fn default_thresholds(self) -> crate::screens::input::stages::guard::Thresholds {
         let (allow_below, block_at) = match self {
             BackendKind::Embedded => (0.62, 0.9),
             BackendKind::LlamaGuard3
@@ -71,7 +71,7 @@ impl BackendKind {
             | BackendKind::Tei
             | BackendKind::OpenaiModeration => (0.5, 0.9),
         };
-        crate::stages::guard::Thresholds {
+        crate::screens::input::stages::guard::Thresholds {
             allow_below,
             block_at,
         }
@@ -144,8 +144,8 @@ pub enum BackendError {
 
 impl BackendError {
     /// Closed label for metrics.
-    pub fn outcome(&self) -> crate::metrics::ModelOutcome {
-        use crate::metrics::ModelOutcome;
+    pub fn outcome(&self) -> crate::obs::metrics::ModelOutcome {
+        use crate::obs::metrics::ModelOutcome;
         match self {
             BackendError::Timeout => ModelOutcome::Timeout,
             BackendError::Connect(_) | BackendError::Status(_) => ModelOutcome::Error,

@@ -4,7 +4,7 @@
 use super::{
     post_json, BackendError, BackendKind, GuardBackend, Judgement, NativeLabel, RemoteTarget,
 };
-use crate::question::Question;
+use crate::screens::input::question::Question;
 use futures_util::future::{BoxFuture, FutureExt};
 use serde_json::{json, Value};
 

@@ -11,13 +11,13 @@ use crate::backends::breaker::{Breaker, BreakerSettings};
 use crate::backends::embedded::{EmbeddedBackend, EmbeddedModel, BUILTIN_MODEL};
 use crate::backends::Transport;
 use crate::backends::{BackendKind, GuardBackend, RemoteTarget};
-use crate::gate::policy::ToolPolicy;
 use crate::redact::{Kind, Redactor};
-use crate::stages::banglish::Lexicon;
-use crate::stages::guard::Thresholds;
-use crate::stages::judge::JudgeClient;
-use crate::stages::policy::{Policy, RawPolicy};
-use crate::stages::signatures::Signatures;
+use crate::screens::input::stages::banglish::Lexicon;
+use crate::screens::input::stages::guard::Thresholds;
+use crate::screens::input::stages::judge::JudgeClient;
+use crate::screens::input::stages::policy::{Policy, RawPolicy};
+use crate::screens::input::stages::signatures::Signatures;
+use crate::screens::tools::policy::ToolPolicy;
 use crate::verdict::Reply;
 use raw::RawProduct;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -121,7 +121,7 @@ pub struct Product {
     /// The tool-call gate's policy (`[tool_gate]`, `[tools.*]`, `[[velocity]]` in the policy file).
     pub tools: Arc<ToolPolicy>,
     /// Tiered guard: the embedded model first (`guard.embedded_first_below`); off when `None`.
-    pub guard_prefilter: Option<crate::stages::guard::Prefilter>,
+    pub guard_prefilter: Option<crate::screens::input::stages::guard::Prefilter>,
     /// The remote guard's breaker and concurrency cap (none for the embedded model).
     pub guard_breaker: Option<Arc<Breaker>>,
     /// The judge's breaker and concurrency cap.
@@ -862,7 +862,7 @@ fn build_languages(l: &mut Loader<'_>, file: &str, languages: &[String]) -> (boo
 /// A validated `[guard]` section.
 struct GuardParts {
     backend: Arc<dyn GuardBackend>,
-    prefilter: Option<crate::stages::guard::Prefilter>,
+    prefilter: Option<crate::screens::input::stages::guard::Prefilter>,
     breaker: Option<Arc<Breaker>>,
     thresholds: Thresholds,
     timeout: Duration,
@@ -980,7 +980,7 @@ impl raw::RawGuard {
                         "e.g. 0.05: only what the embedded model is sure of skips the remote model",
                     );
                 }
-                Some(crate::stages::guard::Prefilter {
+                Some(crate::screens::input::stages::guard::Prefilter {
                     backend: Arc::new(EmbeddedBackend {
                         model: l.model(file, &self.model_path)?,
                     }),

@@ -80,7 +80,7 @@ pub async fn run(config_dir: &Path, overrides: Overrides, opts: &EvalOptions) ->
         Ok(b) => b,
         Err(e) => return fail(e.to_string()),
     };
-    let metrics = match crate::metrics::Metrics::with_recording(false) {
+    let metrics = match crate::obs::metrics::Metrics::with_recording(false) {
         Ok(m) => m,
         Err(e) => return fail(e.to_string()),
     };

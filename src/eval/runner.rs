@@ -2,10 +2,10 @@
 
 use super::suite::{Case, Expect, GuardLabel, Kind};
 use crate::config::ConfigSet;
-use crate::metrics::Metrics;
-use crate::pipeline::{run_plan, run_stages};
-use crate::question::Question;
-use crate::stages::Context;
+use crate::obs::metrics::Metrics;
+use crate::screens::input::pipeline::{run_plan, run_stages};
+use crate::screens::input::question::Question;
+use crate::screens::input::stages::Context;
 use crate::verdict::{Decision, Outcome, Reason, Stage, Verdict};
 use futures_util::StreamExt;
 use serde::Serialize;

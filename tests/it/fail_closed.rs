@@ -7,8 +7,8 @@ use crate::harness::{
 };
 use guard::backends::{BackendError, BackendKind, GuardBackend, Judgement};
 use guard::config::Overrides;
-use guard::metrics::Metrics;
-use guard::question::Question;
+use guard::obs::metrics::Metrics;
+use guard::screens::input::question::Question;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use wiremock::matchers::method;
@@ -302,7 +302,7 @@ async fn a_panicking_guard_blocks_as_check_failed() {
     product.guard = Arc::new(Panicking);
     let metrics = Metrics::with_recording(true).unwrap_or_else(|e| panic!("{e}"));
     let q = Question::new("how do I check my balance");
-    let v = guard::pipeline::run_stages(product, &q, &metrics).await;
+    let v = guard::screens::input::pipeline::run_stages(product, &q, &metrics).await;
     assert_eq!(v.reason, guard::verdict::Reason::CheckFailed);
     assert_eq!(v.stage, guard::verdict::Stage::Guard);
     assert_eq!(v.fail_mode, Some(guard::verdict::FailMode::Closed));

@@ -3,9 +3,9 @@
 
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::{test, web};
-use guard::audit::{AuditLog, AuditSink};
 use guard::config::Overrides;
-use guard::server::{create_app, AppState};
+use guard::http::{create_app, AppState};
+use guard::obs::audit::{AuditLog, AuditSink};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -169,7 +169,7 @@ pub async fn app_for(
 
 /// The current value of a metric (counters and gauges summed over the series whose labels
 /// match), read from the state's own registry.
-pub fn counter_value(m: &guard::metrics::Metrics, name: &str, labels: &[(&str, &str)]) -> f64 {
+pub fn counter_value(m: &guard::obs::metrics::Metrics, name: &str, labels: &[(&str, &str)]) -> f64 {
     let mut total = 0.0;
     for family in m.registry.gather() {
         if family.get_name() != name {

@@ -8,7 +8,7 @@ use crate::harness::{
 use actix_web::test as web_test;
 use actix_web::web;
 use guard::config::Overrides;
-use guard::server::AppState;
+use guard::http::AppState;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -174,8 +174,7 @@ async fn a_failing_backend_opens_its_breaker_and_then_fails_fast() {
 #[actix_web::test]
 async fn api_keys_are_scoped_to_products() {
     let state = state_with(|s| {
-        s.api_keys =
-            guard::server::auth::ApiKeys::parse("wallet-key-00000001 wallet-assistant").ok()
+        s.api_keys = guard::http::auth::ApiKeys::parse("wallet-key-00000001 wallet-assistant").ok()
     });
     let app = app_for(state).await;
     let call = |key: Option<&'static str>, uri: &'static str, body: Value| {

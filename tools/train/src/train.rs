@@ -13,7 +13,7 @@
 use anyhow::Context;
 use guard::backends::embedded::{featurise, sigmoid, EmbeddedModel, TextFeatures};
 use guard::backends::token_vectors::{self, TokenVectors};
-use guard::question::Question;
+use guard::screens::input::question::Question;
 use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::Path;
@@ -445,7 +445,7 @@ fn cross_validate(
         .map(|r| {
             matches!(
                 signatures.stage(&Question::new(&r.text)),
-                guard::stages::StageEval::Block { .. }
+                guard::screens::input::stages::StageEval::Block { .. }
             )
         })
         .collect();

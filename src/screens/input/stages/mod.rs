@@ -1,6 +1,6 @@
 //! The stages, one module each, in pipeline order. Each stage only *evaluates* a
 //! [`Question`] into a [`StageEval`] (or a [`StageError`]); the order they run in, their timers,
-//! timeouts, panic capture, failure policy, metrics and trace live in `crate::pipeline` alone.
+//! timeouts, panic capture, failure policy, metrics and trace live in `crate::screens::input::pipeline` alone.
 
 pub mod banglish;
 pub mod guard;
@@ -12,7 +12,7 @@ pub mod signatures;
 
 use crate::backends::BackendError;
 use crate::config::Product;
-use crate::question::Question;
+use crate::screens::input::question::Question;
 use crate::verdict::{Reason, Stage};
 use banglish::LatinEvidence;
 

@@ -2,7 +2,7 @@
 
 use super::error::ApiError;
 use super::AppState;
-use crate::pipeline::Screened;
+use crate::screens::input::pipeline::Screened;
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::{FutureExt, StreamExt};

@@ -10,11 +10,11 @@
 //! question can still be answered from ranking signals of documents it never sees.
 
 use crate::config::Product;
-use crate::metrics::Metrics;
-use crate::pipeline::run_plan;
-use crate::question::Question;
-use crate::stages::judge::neutralise;
-use crate::stages::Context;
+use crate::obs::metrics::Metrics;
+use crate::screens::input::pipeline::run_plan;
+use crate::screens::input::question::Question;
+use crate::screens::input::stages::judge::neutralise;
+use crate::screens::input::stages::Context;
 use crate::verdict::{Decision, Reason, Stage, TraceEntry};
 use serde::Serialize;
 

@@ -26,7 +26,10 @@ pub enum LangIdEval {
 /// The stage: reads the Latin form of the question and the wordlists' evidence. Without
 /// evidence (never expected: the pipeline runs it only after an undecided wordlist stage) it
 /// says nothing.
-pub fn stage(q: &crate::question::Question, evidence: Option<&LatinEvidence>) -> super::StageEval {
+pub fn stage(
+    q: &crate::screens::input::question::Question,
+    evidence: Option<&LatinEvidence>,
+) -> super::StageEval {
     use super::StageEval;
     let Some(evidence) = evidence else {
         return StageEval::Pass {

@@ -9,7 +9,7 @@
 use super::{Context, StageError, StageEval};
 use crate::backends::{post_json, BackendError, RemoteTarget};
 use crate::config::Product;
-use crate::question::Question;
+use crate::screens::input::question::Question;
 use crate::verdict::Reason;
 use serde_json::{json, Value};
 

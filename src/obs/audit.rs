@@ -283,7 +283,7 @@ impl AuditLog {
         &self,
         product: &str,
         text_hmac: &str,
-        v: &crate::output::OutputVerdict,
+        v: &crate::screens::output::OutputVerdict,
         latency_micros: u64,
     ) {
         if self.is_off() {
@@ -308,7 +308,7 @@ impl AuditLog {
 
     /// The tool-call gate's decision log: one line per round, each proposed call with its
     /// decision and reason, argument names and keyed hashes of their values (never the values).
-    pub fn record_gate(&self, v: &crate::gate::GateVerdict, latency_micros: u64) {
+    pub fn record_gate(&self, v: &crate::screens::tools::GateVerdict, latency_micros: u64) {
         if self.is_off() {
             return;
         }
@@ -351,7 +351,7 @@ impl AuditLog {
     /// hash of its text.
     pub fn record_context(
         &self,
-        v: &crate::context::ContextVerdict,
+        v: &crate::screens::context::ContextVerdict,
         text_hmacs: &[String],
         latency_micros: u64,
     ) {
@@ -708,7 +708,7 @@ mod tests {
         let path = std::env::temp_dir().join(format!("guard-audit-{}.log", std::process::id()));
         let file = std::fs::File::create(&path).unwrap_or_else(|e| panic!("{e}"));
         let log = AuditLog::new(Some(b"k".to_vec()), AuditSink::File(Mutex::new(file)));
-        let v = crate::output::OutputVerdict {
+        let v = crate::screens::output::OutputVerdict {
             decision: crate::verdict::Decision::Allow,
             text: None,
             findings: Vec::new(),

@@ -7,10 +7,10 @@ pub mod error;
 pub mod handlers;
 pub mod output;
 
-use crate::audit::AuditLog;
 use crate::config::{self, ConfigError, Overrides};
-use crate::metrics::Metrics;
-use crate::pipeline::Screener;
+use crate::obs::audit::AuditLog;
+use crate::obs::metrics::Metrics;
+use crate::screens::input::pipeline::Screener;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{web, App};
@@ -44,7 +44,7 @@ pub struct AppState {
     /// authentication (loopback only, unless told otherwise: see `guard serve`).
     pub api_keys: Option<auth::ApiKeys>,
     /// The tool-call gate's state: in process, and Redis when `GUARD_REDIS_URL` is set.
-    pub gate: crate::gate::Stores,
+    pub gate: crate::screens::tools::Stores,
     /// Serve `/metrics`, `/healthz` and `/readyz` on the main address too (off when
     /// `GUARD_OPS_LISTEN` gives them their own).
     pub ops_on_main: bool,
@@ -91,7 +91,7 @@ impl AppState {
                     hint: "`<key> <product>[,<product>]` or `<key> *`, one per line or `;`".into(),
                 }],
             })?,
-            gate: crate::gate::Stores::from_env().map_err(|e| ConfigError {
+            gate: crate::screens::tools::Stores::from_env().map_err(|e| ConfigError {
                 problems: vec![config::Problem {
                     file: "environment".into(),
                     key: "GUARD_REDIS_URL".into(),

@@ -11,12 +11,12 @@
 //! policy, metrics and trace entry; [`Run::apply`] turns what the stage concluded into "go on"
 //! or the end of the screen.
 
-use crate::cache::{Answer, Cached, Recent, VerdictCache};
 use crate::config::{ConfigSet, Product};
-use crate::metrics::{JudgeDecision, Metrics, ModelOutcome, ProductMetrics};
-use crate::question::Question;
-use crate::stages::policy::PolicyAction;
-use crate::stages::{self, Context, StageError, StageEval};
+use crate::obs::metrics::{JudgeDecision, Metrics, ModelOutcome, ProductMetrics};
+use crate::screens::input::cache::{Answer, Cached, Recent, VerdictCache};
+use crate::screens::input::question::Question;
+use crate::screens::input::stages::policy::PolicyAction;
+use crate::screens::input::stages::{self, Context, StageError, StageEval};
 use crate::verdict::{Decision, FailMode, Outcome, Reason, Stage, TraceEntry, Verdict};
 use futures_util::FutureExt;
 use std::collections::HashMap;
@@ -178,7 +178,7 @@ impl Screener {
                         if v.fail_mode.is_some() {
                             return Err(v);
                         }
-                        let entry = crate::cache::encode(&v);
+                        let entry = crate::screens::input::cache::encode(&v);
                         if let Ok(mut slot) = fresh.lock() {
                             *slot = Some(v);
                         }
@@ -211,7 +211,7 @@ impl Screener {
 
 /// A full verdict again from a cached entry; `None` if the entry cannot be read (never expected).
 fn restore(product: &Product, entry: &[u8]) -> Option<Verdict> {
-    let mut v = crate::cache::decode(entry)?;
+    let mut v = crate::screens::input::cache::decode(entry)?;
     v.reply =
         (v.decision == Decision::Block).then(|| product.replies.for_block(v.reason, &v.categories));
     v.config_rev = product.config_rev.clone();

@@ -1,12 +1,12 @@
-//! While the agent works: `POST /v1/tool-calls` (the tool-call gate, [`crate::gate`]) and
-//! `POST /v1/screen-context` (untrusted documents, [`crate::context`]). Thin handlers: read
+//! While the agent works: `POST /v1/tool-calls` (the tool-call gate, [`crate::screens::tools`]) and
+//! `POST /v1/screen-context` (untrusted documents, [`crate::screens::context`]). Thin handlers: read
 //! the body tolerantly, hand it on, answer.
 
 use super::error::ApiError;
 use super::handlers::{admit, authorize_product, read_object, request_id};
 use super::AppState;
-use crate::context::Document;
-use crate::gate::{ProposedCall, Round};
+use crate::screens::context::Document;
+use crate::screens::tools::{ProposedCall, Round};
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::Value;
@@ -66,13 +66,13 @@ pub async fn tool_calls(
         turn,
         calls: calls.into_iter().map(proposed_call).collect(),
     };
-    let verdict = crate::gate::decide(
+    let verdict = crate::screens::tools::decide(
         &p.name,
         &p.config_rev,
         &p.tools,
         &state.gate,
         round,
-        crate::gate::now_ms(),
+        crate::screens::tools::now_ms(),
     )
     .await;
     let elapsed = started.elapsed();
@@ -190,7 +190,8 @@ pub async fn screen_context(
         .iter()
         .map(|d| state.audit.text_hash(&d.text))
         .collect();
-    let mut verdict = crate::context::screen(p, docs, caller.as_deref(), screener.metrics()).await;
+    let mut verdict =
+        crate::screens::context::screen(p, docs, caller.as_deref(), screener.metrics()).await;
     verdict.request_id = request_id;
     state
         .audit

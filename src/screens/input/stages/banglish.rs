@@ -239,8 +239,8 @@ impl Lexicon {
 
 /// The stage: reads the Latin form of the question ([`Question::latin`]).
 ///
-/// [`Question::latin`]: crate::question::Question::latin
-pub fn stage(q: &crate::question::Question, lexicon: &Lexicon) -> super::StageEval {
+/// [`Question::latin`]: crate::screens::input::question::Question::latin
+pub fn stage(q: &crate::screens::input::question::Question, lexicon: &Lexicon) -> super::StageEval {
     use super::StageEval;
     match evaluate(lexicon, q.latin()) {
         BanglishEval::English(ev) => StageEval::Language {

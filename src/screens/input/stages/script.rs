@@ -42,7 +42,7 @@ impl ScriptEval {
 }
 
 /// The stage: reads the normalised text.
-pub fn stage(q: &crate::question::Question) -> super::StageEval {
+pub fn stage(q: &crate::screens::input::question::Question) -> super::StageEval {
     use super::StageEval;
     let eval = evaluate(q.text());
     let detail = eval.detail();

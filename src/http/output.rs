@@ -1,5 +1,5 @@
 //! `POST /v1/screen-output` (a whole answer) and `POST /v1/screen-output/stream` (an answer as
-//! it is generated): thin handlers over [`crate::output`].
+//! it is generated): thin handlers over [`crate::screens::output`].
 //!
 //! The stream speaks newline-delimited JSON both ways, because that is what agent frameworks
 //! already hold: each token delta is a string they can wrap as `{"delta": "..."}` without caring
@@ -13,7 +13,7 @@
 use super::error::ApiError;
 use super::handlers::{admit, admit_owned, authorize_product, read_request};
 use super::AppState;
-use crate::output::{self, OutputStream};
+use crate::screens::output::{self, OutputStream};
 use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::StreamExt;
 use serde::Deserialize;
@@ -61,7 +61,7 @@ struct Pump {
     payload: web::Payload,
     line: Vec<u8>,
     out: Option<OutputStream>,
-    hasher: crate::audit::TextHasher,
+    hasher: crate::obs::audit::TextHasher,
     product: std::sync::Arc<crate::config::Product>,
     request_id: Option<String>,
     state: web::Data<AppState>,

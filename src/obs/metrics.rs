@@ -4,7 +4,7 @@
 //! counts. Label values come only from closed sets: the enums' `as_str()`, product names from
 //! the validated configuration, and fixed error codes. Never text, never user ids.
 
-use crate::stages::policy::PolicyAction;
+use crate::screens::input::stages::policy::PolicyAction;
 use crate::verdict::{FailMode, Reason, Stage, Verdict};
 use prometheus::{
     Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
@@ -388,7 +388,7 @@ impl Metrics {
             for result in ["ok", "error"] {
                 m.reloads.with_label_values(&[result]);
             }
-            for code in crate::server::error::ApiError::SCREEN_CODES {
+            for code in crate::http::error::ApiError::SCREEN_CODES {
                 m.http_errors.with_label_values(&[code]);
             }
         }
@@ -488,7 +488,7 @@ impl Metrics {
             .inc();
     }
 
-    pub fn record_output(&self, product: &str, v: &crate::output::OutputVerdict) {
+    pub fn record_output(&self, product: &str, v: &crate::screens::output::OutputVerdict) {
         if !self.enabled {
             return;
         }
@@ -506,8 +506,8 @@ impl Metrics {
     /// as `other` (the label set stays closed whatever the model proposes).
     pub fn record_gate(
         &self,
-        v: &crate::gate::GateVerdict,
-        policy: &crate::gate::policy::ToolPolicy,
+        v: &crate::screens::tools::GateVerdict,
+        policy: &crate::screens::tools::policy::ToolPolicy,
         seconds: f64,
     ) {
         if !self.enabled {
@@ -533,7 +533,7 @@ impl Metrics {
             .observe(seconds);
     }
 
-    pub fn record_context(&self, product: &str, decision: crate::context::DocDecision) {
+    pub fn record_context(&self, product: &str, decision: crate::screens::context::DocDecision) {
         if !self.enabled {
             return;
         }

@@ -6,7 +6,7 @@
 //! list and line, so a false positive can be traced to the signature that made it.
 
 use super::StageEval;
-use crate::question::Question;
+use crate::screens::input::question::Question;
 use crate::text::{fold_for_matching, squash};
 use crate::verdict::Reason;
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -733,11 +733,11 @@ mod tests {
             {my|the} sec{ret|} pass{word|phrase}{| now}\n\
             কোনো {নিয়ম|বিধিনিষেধ} ছা\u{09DC}া\nক{\u{09C7}|}\u{09BE}ট {করুন|দিন}\n";
         let lists = [
-            ("en", include_str!("../../wordlists/injection-en.txt")),
-            ("bn", include_str!("../../wordlists/injection-bn.txt")),
+            ("en", include_str!("../../../../wordlists/injection-en.txt")),
+            ("bn", include_str!("../../../../wordlists/injection-bn.txt")),
             (
                 "banglish",
-                include_str!("../../wordlists/injection-banglish.txt"),
+                include_str!("../../../../wordlists/injection-banglish.txt"),
             ),
             ("tricky", tricky),
         ];

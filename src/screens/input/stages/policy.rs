@@ -16,7 +16,7 @@
 //!   with the rule's description as context; only the judge's explicit allow lets it through.
 
 use super::StageEval;
-use crate::question::Question;
+use crate::screens::input::question::Question;
 use crate::verdict::{Reason, Reply};
 use aho_corasick::{AhoCorasick, MatchKind};
 use serde::Deserialize;
@@ -67,13 +67,13 @@ pub struct RawPolicy {
     pub window_words: usize,
     #[serde(default, rename = "rule")]
     pub rules: Vec<RawRule>,
-    /// The tool-call gate's sections ([`crate::gate::policy`]), in the same file.
+    /// The tool-call gate's sections ([`crate::screens::tools::policy`]), in the same file.
     #[serde(default)]
-    pub tool_gate: Option<crate::gate::policy::RawToolGate>,
+    pub tool_gate: Option<crate::screens::tools::policy::RawToolGate>,
     #[serde(default)]
-    pub tools: std::collections::BTreeMap<String, crate::gate::policy::RawTool>,
+    pub tools: std::collections::BTreeMap<String, crate::screens::tools::policy::RawTool>,
     #[serde(default)]
-    pub velocity: Vec<crate::gate::policy::RawVelocity>,
+    pub velocity: Vec<crate::screens::tools::policy::RawVelocity>,
 }
 
 fn default_window() -> usize {

@@ -7,7 +7,7 @@
 //! (the pipeline hands them back as `Err`, which `try_get_with` does not cache).
 
 use crate::config::CacheSettings;
-use crate::metrics::Metrics;
+use crate::obs::metrics::Metrics;
 use crate::verdict::{Outcome, Reason, Stage, TraceEntry, Verdict};
 use moka::future::Cache;
 use std::cell::RefCell;
@@ -133,7 +133,7 @@ pub struct Answer {
     /// When the cache entry it was read from expires.
     pub expires: Instant,
     /// Its audit line but for latency and time, written on its first answer.
-    pub audit: std::sync::OnceLock<crate::audit::PreparedLine>,
+    pub audit: std::sync::OnceLock<crate::obs::audit::PreparedLine>,
 }
 
 /// Answers kept per thread (each HTTP worker is one thread).

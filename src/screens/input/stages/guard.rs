@@ -8,7 +8,7 @@
 use super::{StageError, StageEval};
 use crate::backends::{Judgement, NativeLabel};
 use crate::config::Product;
-use crate::question::Question;
+use crate::screens::input::question::Question;
 use crate::verdict::Reason;
 
 /// The tiered guard: the embedded model scores every question first; one it scores below
