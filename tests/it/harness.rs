@@ -190,6 +190,9 @@ pub fn counter_value(m: &guard::obs::metrics::Metrics, name: &str, labels: &[(&s
     total
 }
 
+/// How long [`LiveServer::raw_waiting`] waits before it calls the server hung.
+const HUNG: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// The real server on a loopback port, for what only a socket can show (slow clients, raw
 /// bytes, content lengths that lie).
 pub struct LiveServer {
@@ -236,17 +239,31 @@ impl LiveServer {
         self.raw_in_parts(&[request], std::time::Duration::ZERO)
     }
 
+    /// [`raw`](Self::raw) for an answer that comes after work of its own (a reload): waits for
+    /// the answer, however busy the machine. The bound only turns a server that never answers
+    /// into a failure instead of a hung test run.
+    pub fn raw_waiting(&self, request: &[u8]) -> String {
+        self.read_answer(&[request], std::time::Duration::ZERO, HUNG)
+    }
+
     /// [`raw`](Self::raw), the request written in parts with a pause between them (a body
     /// still on its way when the handler starts).
     pub fn raw_in_parts(&self, parts: &[&[u8]], pause: std::time::Duration) -> String {
+        self.read_answer(parts, pause, std::time::Duration::from_secs(10))
+    }
+
+    fn read_answer(
+        &self,
+        parts: &[&[u8]],
+        pause: std::time::Duration,
+        read_timeout: std::time::Duration,
+    ) -> String {
         use std::io::{Read, Write};
         let mut stream = match std::net::TcpStream::connect(&self.addr) {
             Ok(s) => s,
             Err(e) => panic!("{e}"),
         };
-        stream
-            .set_read_timeout(Some(std::time::Duration::from_secs(10)))
-            .ok();
+        stream.set_read_timeout(Some(read_timeout)).ok();
         stream.set_nodelay(true).ok();
         for (i, part) in parts.iter().enumerate() {
             if i > 0 {
