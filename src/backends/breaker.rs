@@ -25,16 +25,6 @@ pub struct BreakerSettings {
     pub cool_down: Duration,
 }
 
-impl Default for BreakerSettings {
-    fn default() -> Self {
-        BreakerSettings {
-            max_concurrent: 64,
-            failures_to_open: 5,
-            cool_down: Duration::from_secs(10),
-        }
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BreakerState {
     Closed,

@@ -55,10 +55,6 @@ impl BackendKind {
         Self::ALL.into_iter().find(|k| k.as_str() == s)
     }
 
-    pub fn is_remote(self) -> bool {
-        self != BackendKind::Embedded
-    }
-
     /// Thresholds on P(unsafe) for this kind of model when the product sets none. The embedded
     /// model's were tuned on the development split (models/README.md); the remote ones take
     /// the models' own decision boundary (0.5) and block outright only when the model is sure.

@@ -91,8 +91,8 @@ impl Timestamp {
 }
 
 pub struct AuditLog {
-    /// The HMAC already keyed: each hash clones it instead of hashing the key again (HMAC
-    /// takes a key of any length, so it is never `None` in practice).
+    /// The HMAC already keyed: each hash clones it instead of hashing the key again. `None`
+    /// only when no key was given and the CSPRNG gave none (see [`AuditLog::new`]).
     mac: Option<Hmac<Sha256>>,
     sink: AuditSink,
     /// Stdout and file lines are appended to a bounded batch that one writer thread swaps out
@@ -206,9 +206,17 @@ impl std::fmt::Debug for AuditLog {
 }
 
 impl AuditLog {
+    /// Without a key, one is drawn from the CSPRNG. Should the operating system give no random
+    /// bytes, the log keeps no key and writes empty hashes (never a hash an attacker could
+    /// compute): [`from_env`](Self::from_env) refuses to start instead.
     pub fn new(key: Option<Vec<u8>>, sink: AuditSink) -> Self {
-        let key = key.unwrap_or_else(random_key);
-        let mac = Hmac::<Sha256>::new_from_slice(&key).ok();
+        let key = match key {
+            Some(k) => Some(k),
+            None => random_key()
+                .map_err(|e| eprintln!("audit: no random key ({e}); text hashes are left empty"))
+                .ok(),
+        };
+        let mac = key.and_then(|k| Hmac::<Sha256>::new_from_slice(&k).ok());
         let (sink, writer) = match sink {
             AuditSink::Stdout => (
                 AuditSink::Stdout,
@@ -255,6 +263,11 @@ impl AuditLog {
             .ok()
             .filter(|k| !k.is_empty())
             .map(String::into_bytes);
+        let key = match key {
+            Some(k) => k,
+            None => random_key().map_err(std::io::Error::other)?,
+        };
+        let key = Some(key);
         let target = std::env::var("GUARD_AUDIT_LOG").unwrap_or_else(|_| default_sink.to_string());
         let sink = match target.as_str() {
             "off" | "" => AuditSink::Off,
@@ -575,16 +588,13 @@ pub struct PreparedLine {
     middle: Box<[u8]>,
 }
 
-fn random_key() -> Vec<u8> {
-    use std::collections::hash_map::RandomState;
-    use std::hash::{BuildHasher, Hasher};
-    let mut key = Vec::with_capacity(32);
-    for i in 0..4u64 {
-        let mut h = RandomState::new().build_hasher();
-        h.write_u64(i);
-        key.extend_from_slice(&h.finish().to_le_bytes());
-    }
-    key
+/// 32 bytes from the operating system's CSPRNG (`getrandom`): the key of a process without
+/// `GUARD_AUDIT_KEY`. (The hasher seeds of `RandomState` that made it before are not meant to
+/// be secret.)
+fn random_key() -> Result<Vec<u8>, getrandom::Error> {
+    let mut key = vec![0u8; 32];
+    getrandom::fill(&mut key)?;
+    Ok(key)
 }
 
 #[cfg(test)]
@@ -634,6 +644,22 @@ mod tests {
         assert!(v["ts"].as_str().is_some_and(|t| t.len() == 24), "{line}");
         v["ts"] = "T".into();
         v.to_string()
+    }
+
+    #[test]
+    fn the_random_key_is_32_fresh_bytes() {
+        let (a, b) = (random_key(), random_key());
+        let (Ok(a), Ok(b)) = (a, b) else {
+            panic!("no random bytes");
+        };
+        assert_eq!((a.len(), b.len()), (32, 32));
+        assert_ne!(a, b);
+        let (one, other) = (
+            AuditLog::new(None, AuditSink::Off),
+            AuditLog::new(None, AuditSink::Off),
+        );
+        assert_eq!(one.text_hash("t").len(), 64);
+        assert_ne!(one.text_hash("t"), other.text_hash("t"), "a key per log");
     }
 
     #[test]

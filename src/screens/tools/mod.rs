@@ -35,13 +35,6 @@ pub enum Decision {
 }
 
 impl Decision {
-    pub const ALL: [Decision; 4] = [
-        Decision::Run,
-        Decision::Skip,
-        Decision::NeedsApproval,
-        Decision::Reuse,
-    ];
-
     pub fn as_str(self) -> &'static str {
         match self {
             Decision::Run => "run",

@@ -302,24 +302,18 @@ fn number(v: &Value) -> Option<f64> {
     (n.is_finite() && n >= 0.0).then_some(n)
 }
 
-/// Days since 1970-01-01 of an ISO date (`YYYY-MM-DD`, a time after it is ignored).
+/// Days since 1970-01-01 of an ISO date (`YYYY-MM-DD`, a time after it is ignored); `None` for
+/// a date the calendar does not have (`2026-02-31`).
 fn days_from_iso(s: &str) -> Option<i64> {
+    use chrono::Datelike;
     let date = s.trim().get(..10)?;
-    let mut parts = date.split('-');
-    let y: i64 = parts.next()?.parse().ok()?;
-    let m: i64 = parts.next()?.parse().ok()?;
-    let d: i64 = parts.next()?.parse().ok()?;
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || !(1..=9999).contains(&y) {
+    let date = chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").ok()?;
+    if !(1..=9999).contains(&date.year()) {
         return None;
     }
-    // Howard Hinnant's days_from_civil.
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Some(era * 146_097 + doe - 719_468)
+    /// `num_days_from_ce` of 1970-01-01.
+    const UNIX_EPOCH_FROM_CE: i64 = 719_163;
+    Some(i64::from(date.num_days_from_ce()) - UNIX_EPOCH_FROM_CE)
 }
 
 /// 50000 → "50,000"; fractions keep two decimals.
@@ -403,6 +397,13 @@ mod tests {
         );
         assert_eq!(days_from_iso("2026-13-01"), None);
         assert_eq!(days_from_iso("yesterday"), None);
+        // Days the calendar does not have are not dates.
+        assert_eq!(days_from_iso("2026-02-31"), None);
+        assert_eq!(days_from_iso("2026-02-29"), None);
+        assert_eq!(days_from_iso("2026-04-31"), None);
+        assert_eq!(days_from_iso("2026-00-10"), None);
+        assert_eq!(days_from_iso("2024-02-29").map(|d| d > 0), Some(true));
+        assert_eq!(days_from_iso("2000-01-01"), Some(10_957));
     }
 
     #[test]

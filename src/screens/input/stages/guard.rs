@@ -1,4 +1,4 @@
-//! Stage 5, guard: the product's guard backend scores the question and the product's
+//! Stage 6, guard: the product's guard backend scores the question and the product's
 //! thresholds turn its judgement into `safe`, `unsafe` or `borderline`. Timeouts and errors are
 //! not handled here: the pipeline applies the fail-closed policy.
 //!
@@ -85,15 +85,6 @@ pub enum GuardEval {
         score: f32,
         categories: Vec<String>,
     },
-}
-
-impl GuardEval {
-    pub fn score(&self) -> Option<f32> {
-        match self {
-            GuardEval::Safe { score } | GuardEval::Unsafe { score, .. } => *score,
-            GuardEval::Borderline { score, .. } => Some(*score),
-        }
-    }
 }
 
 /// The probability band decides when the backend gives one; the native label otherwise. A

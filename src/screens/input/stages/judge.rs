@@ -1,4 +1,4 @@
-//! Stage 6, judge: a borderline question gets a second look from a chat model under the
+//! Stage 7, judge: a borderline question gets a second look from a chat model under the
 //! product's own instructions (`judge_prompts/<product>.md`).
 //!
 //! The instructions go in the system message; the question goes in the user message as
