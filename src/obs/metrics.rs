@@ -4,6 +4,7 @@
 //! counts. Label values come only from closed sets: the enums' `as_str()`, product names from
 //! the validated configuration, and fixed error codes. Never text, never user ids.
 
+use crate::backends::ModelOutcome;
 use crate::screens::input::stages::policy::PolicyAction;
 use crate::verdict::{FailMode, Reason, Stage, Verdict};
 use prometheus::{
@@ -18,41 +19,6 @@ const LATENCY_BUCKETS: &[f64] = &[
     0.000_001, 0.000_005, 0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001,
     0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
-
-/// How a model call ended: the `outcome` label of `guard_model_calls_total`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModelOutcome {
-    Ok,
-    Timeout,
-    Error,
-    Unparsable,
-    /// The breaker was open: not called.
-    CircuitOpen,
-    /// The backend's concurrency cap was full: not called.
-    Shed,
-}
-
-impl ModelOutcome {
-    pub const ALL: [ModelOutcome; 6] = [
-        ModelOutcome::Ok,
-        ModelOutcome::Timeout,
-        ModelOutcome::Error,
-        ModelOutcome::Unparsable,
-        ModelOutcome::CircuitOpen,
-        ModelOutcome::Shed,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ModelOutcome::Ok => "ok",
-            ModelOutcome::Timeout => "timeout",
-            ModelOutcome::Error => "error",
-            ModelOutcome::Unparsable => "unparsable",
-            ModelOutcome::CircuitOpen => "circuit_open",
-            ModelOutcome::Shed => "shed",
-        }
-    }
-}
 
 /// What the judge decided: the `decision` label of `guard_judge_decisions_total`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,8 +11,9 @@
 //! policy, metrics and trace entry; [`Run::apply`] turns what the stage concluded into "go on"
 //! or the end of the screen.
 
+use crate::backends::ModelOutcome;
 use crate::config::{ConfigSet, Product};
-use crate::obs::metrics::{JudgeDecision, Metrics, ModelOutcome, ProductMetrics};
+use crate::obs::metrics::{JudgeDecision, Metrics, ProductMetrics};
 use crate::screens::input::cache::{Answer, Cached, Recent, VerdictCache};
 use crate::screens::input::question::Question;
 use crate::screens::input::stages::policy::PolicyAction;

@@ -6,7 +6,8 @@
 //! (invisible characters removed, card numbers masked), made here, inside the guard's timer.
 
 use super::{StageError, StageEval};
-use crate::backends::{Judgement, NativeLabel};
+use crate::backends::breaker::call_through;
+use crate::backends::{Judgement, NativeLabel, Thresholds};
 use crate::config::Product;
 use crate::screens::input::question::Question;
 use crate::verdict::Reason;
@@ -37,16 +38,9 @@ pub async fn stage(q: &Question, product: &Product) -> Result<StageEval, StageEr
             }
         }
     }
-    let judgement = match &product.guard_breaker {
-        // A remote backend goes through its breaker and concurrency cap.
-        Some(breaker) => {
-            let admission = breaker.admit()?;
-            let answer = product.guard.classify(q).await?;
-            admission.succeeded();
-            answer
-        }
-        None => product.guard.classify(q).await?,
-    };
+    // A remote backend goes through its breaker and concurrency cap.
+    let judgement =
+        call_through(product.guard_breaker.as_deref(), product.guard.classify(q)).await?;
     let p = |score: Option<f32>| score.map(|p| format!("p_unsafe={p:.3}"));
     Ok(match apply_thresholds(judgement, &product.thresholds) {
         GuardEval::Safe { score } => StageEval::Pass {
@@ -61,15 +55,6 @@ pub async fn stage(q: &Question, product: &Product) -> Result<StageEval, StageEr
         },
         GuardEval::Borderline { score, categories } => StageEval::Borderline { score, categories },
     })
-}
-
-/// Per-product thresholds on P(unsafe).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Thresholds {
-    /// Below this, safe.
-    pub allow_below: f32,
-    /// At or above this, unsafe. In between: borderline, the judge decides.
-    pub block_at: f32,
 }
 
 #[derive(Debug, Clone, PartialEq)]

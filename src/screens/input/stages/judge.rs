@@ -7,6 +7,7 @@
 //! anything unparsable, an empty answer or prose that merely mentions "allow" blocks.
 
 use super::{Context, StageError, StageEval};
+use crate::backends::breaker::call_through;
 use crate::backends::{post_json, BackendError, RemoteTarget};
 use crate::config::Product;
 use crate::screens::input::question::Question;
@@ -29,17 +30,12 @@ pub async fn stage(
         .review
         .as_ref()
         .map(|(_, description)| description.as_str());
-    let admission = match &product.judge_breaker {
-        Some(b) => Some(b.admit()?),
-        None => None,
-    };
-    let answer = judge
-        .evaluate(&product.judge_prompt, q.outbound(), score, review)
-        .await?;
     // The server answered: an answer outside the agreed format is not an outage.
-    if let Some(a) = admission {
-        a.succeeded();
-    }
+    let answer = call_through(
+        product.judge_breaker.as_deref(),
+        judge.evaluate(&product.judge_prompt, q.outbound(), score, review),
+    )
+    .await?;
     match answer {
         JudgeEval::Allow { rationale } => Ok(StageEval::JudgeAllowed { rationale }),
         JudgeEval::Block {
