@@ -52,7 +52,7 @@ fn forms_and_signatures(bencher: divan::Bencher, name: &str) {
     bencher.bench(|| {
         let q = Question::new(divan::black_box(&text));
         let out = q.outbound().len();
-        (p.signatures.stage(&q), out)
+        (p.input.signatures.stage(&q), out)
     });
 }
 

@@ -109,7 +109,7 @@ pub(crate) fn check_config(config_dir: std::path::PathBuf) -> anyhow::Result<Exi
             let screener = pipeline::Screener::new(set, metrics::Metrics::with_recording(false)?);
             let set = &screener.config;
             for p in set.products.values() {
-                let judge = if p.judge.is_some() {
+                let judge = if p.input.judge.client.is_some() {
                     "configured"
                 } else {
                     "none"
@@ -118,11 +118,11 @@ pub(crate) fn check_config(config_dir: std::path::PathBuf) -> anyhow::Result<Exi
                     "ok  {}  config_rev={}  guard={} (allow_below={} block_at={})  judge={judge}  signatures={} ({} KiB)  tools={} velocity={} gate_store={}",
                     p.name,
                     p.config_rev,
-                    p.guard.kind().as_str(),
-                    p.thresholds.allow_below,
-                    p.thresholds.block_at,
-                    p.signatures.count,
-                    p.signatures.memory_usage() / 1024,
+                    p.input.guard.backend.kind().as_str(),
+                    p.input.guard.thresholds.allow_below,
+                    p.input.guard.thresholds.block_at,
+                    p.input.signatures.count,
+                    p.input.signatures.memory_usage() / 1024,
                     p.tools.tools.len(),
                     p.tools.velocity.len(),
                     p.tools.store.as_str()

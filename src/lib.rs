@@ -4,7 +4,7 @@
 //!
 //! - [`cli`]          the command line: serve | screen | screen-output | check-config | eval
 //! - `commands`       what each command does (serve, screen, screen-output, check-config)
-//! - [`config`]       product files → validated [`config::Product`]s; all problems at once
+//! - [`config`]       product files → validated [`product::Product`]s; all problems at once
 //! - [`text`]         normal form, folded copy, Latin tokens, card masking
 //! - [`redact`]       finding and masking values (cards, phones, NID, OTP/PIN, e-mail, ...)
 //! - [`screens`]      the control points, one slice each:
@@ -26,6 +26,7 @@ pub mod config;
 pub mod eval;
 pub mod http;
 pub mod obs;
+pub mod product;
 pub mod redact;
 pub mod screens;
 pub mod text;

@@ -329,7 +329,10 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     state.metrics.set_audit_dropped(state.audit.dropped());
     let screener = state.screener.load();
     for p in screener.config.products.values() {
-        for (role, breaker) in [("guard", &p.guard_breaker), ("judge", &p.judge_breaker)] {
+        for (role, breaker) in [
+            ("guard", &p.input.guard.breaker),
+            ("judge", &p.input.judge.breaker),
+        ] {
             if let Some(b) = breaker {
                 state.metrics.set_breaker(&p.name, role, b.state());
                 let open = b.transport().open_sockets();
@@ -367,7 +370,7 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError
             let state = |b: &Option<std::sync::Arc<crate::backends::breaker::Breaker>>| {
                 b.as_ref().map(|b| b.state().as_str())
             };
-            let v = serde_json::json!({"guard": state(&p.guard_breaker), "judge": state(&p.judge_breaker)});
+            let v = serde_json::json!({"guard": state(&p.input.guard.breaker), "judge": state(&p.input.judge.breaker)});
             (p.name.clone(), v)
         })
         .collect();

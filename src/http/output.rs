@@ -62,7 +62,7 @@ struct Pump {
     line: Vec<u8>,
     out: Option<OutputStream>,
     hasher: crate::obs::audit::TextHasher,
-    product: std::sync::Arc<crate::config::Product>,
+    product: std::sync::Arc<crate::product::Product>,
     request_id: Option<String>,
     state: web::Data<AppState>,
     started: Instant,

@@ -32,10 +32,10 @@ proptest! {
         let p = p.unwrap_or_else(|| unreachable!());
         let text = normalise(&s);
         let _ = script::evaluate(&text);
-        let ev = p.lexicon.evidence(&text);
-        let _ = banglish::evaluate(&p.lexicon, &text);
+        let ev = p.input.lexicon.evidence(&text);
+        let _ = banglish::evaluate(&p.input.lexicon, &text);
         let _ = lang_id::evaluate(&text, &ev);
-        let _ = p.signatures.evaluate(&text);
+        let _ = p.input.signatures.evaluate(&text);
         let _ = mask_cards(&s);
     }
 

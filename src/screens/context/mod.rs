@@ -9,8 +9,8 @@
 //! in depth only: access filtering belongs in the retriever, before top-k, or a customer's
 //! question can still be answered from ranking signals of documents it never sees.
 
-use crate::config::Product;
 use crate::obs::metrics::Metrics;
+use crate::product::Product;
 use crate::screens::input::pipeline::run_plan;
 use crate::screens::input::question::Question;
 use crate::screens::input::stages::judge::neutralise;

@@ -6,7 +6,6 @@
 //! not folded: a remote model may read it. Fail-open and fail-closed verdicts are never stored
 //! (the pipeline hands them back as `Err`, which `try_get_with` does not cache).
 
-use crate::config::CacheSettings;
 use crate::obs::metrics::Metrics;
 use crate::verdict::{Outcome, Reason, Stage, TraceEntry, Verdict};
 use moka::future::Cache;
@@ -16,6 +15,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 pub type CacheKey = [u8; 32];
+
+/// Cache settings of one product (`[cache]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheSettings {
+    pub enabled: bool,
+    pub max_entries: u64,
+    pub ttl: std::time::Duration,
+}
 
 /// A cache entry and when it was made: its TTL runs from then (moka's does too), which
 /// [`Recent`] needs to expire its copies no later than the entry.

@@ -8,4 +8,5 @@
 pub mod cache;
 pub mod pipeline;
 pub mod question;
+pub mod section;
 pub mod stages;

@@ -12,10 +12,12 @@
 //! or the end of the screen.
 
 use crate::backends::ModelOutcome;
-use crate::config::{ConfigSet, Product};
+use crate::config::ConfigSet;
 use crate::obs::metrics::{JudgeDecision, Metrics, ProductMetrics};
+use crate::product::Product;
 use crate::screens::input::cache::{Answer, Cached, Recent, VerdictCache};
 use crate::screens::input::question::Question;
+use crate::screens::input::section::InputSection;
 use crate::screens::input::stages::policy::PolicyAction;
 use crate::screens::input::stages::{self, Context, StageError, StageEval};
 use crate::verdict::{Decision, FailMode, Outcome, Reason, Stage, TraceEntry, Verdict};
@@ -63,6 +65,7 @@ impl Screener {
     pub fn new(config: ConfigSet, metrics: Metrics) -> Self {
         for p in config.products.values() {
             let rules: Vec<(&str, PolicyAction)> = p
+                .input
                 .policy
                 .rules
                 .iter()
@@ -240,7 +243,7 @@ pub async fn run_plan(
             continue;
         }
         let result = run
-            .step(stage, stages::evaluate(stage, q, product, &ctx))
+            .step(stage, evaluate(stage, q, &product.input, &ctx))
             .await;
         if let Some(end) = run.apply(stage, result, &mut ctx) {
             return run.finish(end);
@@ -254,6 +257,28 @@ pub async fn run_plan(
         run.end(Reason::Passed, Stage::Pipeline, Vec::new(), None)
     };
     run.finish(end)
+}
+
+/// Run one stage's evaluation. Sync stages are plain calls; the model stages are awaited.
+async fn evaluate(
+    stage: Stage,
+    q: &Question,
+    input: &InputSection,
+    ctx: &Context,
+) -> Result<StageEval, StageError> {
+    match stage {
+        Stage::Script => Ok(stages::script::stage(q)),
+        Stage::Banglish => Ok(stages::banglish::stage(q, &input.lexicon)),
+        Stage::LangId => Ok(stages::lang_id::stage(q, ctx.evidence.as_ref())),
+        Stage::Signatures => Ok(input.signatures.stage(q)),
+        Stage::Policy => Ok(input.policy.stage(q)),
+        Stage::Guard => stages::guard::stage(q, &input.guard).await,
+        Stage::Judge => stages::judge::stage(q, &input.judge, ctx).await,
+        Stage::Pipeline => Ok(StageEval::Pass {
+            detail: None,
+            score: None,
+        }),
+    }
 }
 
 /// How a screen ended.
@@ -323,8 +348,8 @@ impl<'a> Run<'a> {
 
     fn timeout(&self, stage: Stage) -> Option<Duration> {
         match stage {
-            Stage::Guard => Some(self.product.guard_timeout),
-            Stage::Judge => Some(self.product.judge_timeout),
+            Stage::Guard => Some(self.product.input.guard.timeout),
+            Stage::Judge => Some(self.product.input.judge.timeout),
             _ => None,
         }
     }
@@ -361,7 +386,7 @@ impl<'a> Run<'a> {
                 settled,
                 detail,
             } => {
-                let accepted = self.product.accepts(&code);
+                let accepted = self.product.input.accepts(&code);
                 let supported = matches!(code.as_str(), "en" | "bn");
                 self.language = code;
                 if accepted {
@@ -452,7 +477,7 @@ impl<'a> Run<'a> {
             (StageError::Backend(e), Stage::Guard) => {
                 format!(
                     "{}: {}",
-                    self.product.guard.kind().as_str(),
+                    self.product.input.guard.backend.kind().as_str(),
                     e.outcome().as_str()
                 )
             }
@@ -486,8 +511,8 @@ impl<'a> Run<'a> {
     fn record_model_call(&self, stage: Stage, result: &Result<StageEval, StageError>) {
         let backend = match (stage, result) {
             (Stage::Guard, Ok(StageEval::PassedEmbeddedFirst { .. })) => "embedded",
-            (Stage::Guard, _) => self.product.guard.kind().as_str(),
-            (Stage::Judge, _) if self.product.judge.is_some() => "judge",
+            (Stage::Guard, _) => self.product.input.guard.backend.kind().as_str(),
+            (Stage::Judge, _) if self.product.input.judge.client.is_some() => "judge",
             _ => return,
         };
         let outcome = match result {

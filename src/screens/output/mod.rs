@@ -4,7 +4,9 @@
 //! names are replaced, and an answer holding a kind the product says must never go out (a full
 //! PIN or OTP) is blocked.
 
-use crate::config::Product;
+pub mod policy;
+
+use crate::product::Product;
 use crate::redact::{Finding, Kind, Redacted};
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
 //! The stages, one module each, in pipeline order. Each stage only *evaluates* a
-//! [`Question`] into a [`StageEval`] (or a [`StageError`]); the order they run in, their timers,
+//! question into a [`StageEval`] (or a [`StageError`]); the order they run in, their timers,
 //! timeouts, panic capture, failure policy, metrics and trace live in `crate::screens::input::pipeline` alone.
 
 pub mod banglish;
@@ -11,9 +11,7 @@ pub mod script;
 pub mod signatures;
 
 use crate::backends::BackendError;
-use crate::config::Product;
-use crate::screens::input::question::Question;
-use crate::verdict::{Reason, Stage};
+use crate::verdict::Reason;
 use banglish::LatinEvidence;
 
 /// What one stage concluded about the question.
@@ -96,27 +94,5 @@ impl Context {
             categories.push(rule.clone());
         }
         (score, categories)
-    }
-}
-
-/// Run one stage's evaluation. Sync stages are plain calls; the model stages are awaited.
-pub async fn evaluate(
-    stage: Stage,
-    q: &Question,
-    product: &Product,
-    ctx: &Context,
-) -> Result<StageEval, StageError> {
-    match stage {
-        Stage::Script => Ok(script::stage(q)),
-        Stage::Banglish => Ok(banglish::stage(q, &product.lexicon)),
-        Stage::LangId => Ok(lang_id::stage(q, ctx.evidence.as_ref())),
-        Stage::Signatures => Ok(product.signatures.stage(q)),
-        Stage::Policy => Ok(product.policy.stage(q)),
-        Stage::Guard => guard::stage(q, product).await,
-        Stage::Judge => judge::stage(q, product, ctx).await,
-        Stage::Pipeline => Ok(StageEval::Pass {
-            detail: None,
-            score: None,
-        }),
     }
 }
