@@ -2,8 +2,9 @@
 //! dispatches here).
 
 use crate::http;
-use crate::obs::{audit, metrics};
-use crate::screens::input::pipeline;
+use crate::obs::audit;
+use crate::screens::input::Screener;
+use crate::screens::records::Records;
 use crate::{config, text};
 use anyhow::Context;
 use futures_util::StreamExt;
@@ -106,7 +107,7 @@ pub(crate) fn check_config(config_dir: std::path::PathBuf) -> anyhow::Result<Exi
     match config::load(&config_dir, &config::Overrides::from_env()) {
         Ok(set) => {
             // Exactly what `serve` builds, caches included.
-            let screener = pipeline::Screener::new(set, metrics::Metrics::with_recording(false)?);
+            let screener = Screener::new(set, Records::off()?);
             let set = &screener.config;
             for p in set.products.values() {
                 let judge = if p.input.judge.client.is_some() {
@@ -355,7 +356,7 @@ fn with_id(id: &serde_json::Value, v: &crate::verdict::Verdict) -> String {
 }
 
 /// One JSON line in, one out: the verdict with `id` echoed, or `{"id", "error"}`.
-async fn jsonl_line(screener: &pipeline::Screener, product: &str, line: &str) -> String {
+async fn jsonl_line(screener: &Screener, product: &str, line: &str) -> String {
     let parsed: Result<serde_json::Value, _> = serde_json::from_str(line);
     let (id, text) = match &parsed {
         Ok(v) => (

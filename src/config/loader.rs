@@ -1,7 +1,8 @@
 //! The loader's shared state: each file is read once, each matcher built once (across loads
 //! too, see `memo`), one breaker and transport per remote target; every problem kept.
 
-use super::{memo, raw, Problem};
+use super::problem::Problem;
+use super::{memo, raw};
 use crate::backends::breaker::{Breaker, BreakerSettings};
 use crate::backends::embedded::{EmbeddedModel, BUILTIN_MODEL};
 use crate::backends::Transport;

@@ -10,7 +10,10 @@
 mod input;
 mod loader;
 mod memo;
+mod problem;
 pub mod raw;
+
+pub use problem::{ConfigError, Problem};
 
 use crate::backends::BackendKind;
 use crate::product::{Product, Replies};
@@ -20,44 +23,8 @@ use crate::verdict::Reply;
 use loader::{Loader, BUILTIN, BUILTIN_DIGEST};
 use raw::RawProduct;
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// One problem found in the configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    pub file: String,
-    pub key: String,
-    pub message: String,
-    pub hint: String,
-}
-
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}: {}", self.file, self.key, self.message)?;
-        if !self.hint.is_empty() {
-            write!(f, "\n    hint: {}", self.hint)?;
-        }
-        Ok(())
-    }
-}
-
-/// Every problem in the configuration.
-#[derive(Debug, Clone, thiserror::Error)]
-pub struct ConfigError {
-    pub problems: Vec<Problem>,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{} configuration problem(s):", self.problems.len())?;
-        for p in &self.problems {
-            writeln!(f, "  {p}")?;
-        }
-        Ok(())
-    }
-}
 
 /// Environment overrides that apply to every product (see the README).
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -80,7 +80,8 @@ pub async fn run(config_dir: &Path, overrides: Overrides, opts: &EvalOptions) ->
         Ok(b) => b,
         Err(e) => return fail(e.to_string()),
     };
-    let metrics = match crate::obs::metrics::Metrics::with_recording(false) {
+    let registry = crate::obs::metrics::Registry::new(false);
+    let metrics = match crate::screens::input::records::InputMetrics::new(&registry) {
         Ok(m) => m,
         Err(e) => return fail(e.to_string()),
     };

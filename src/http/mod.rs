@@ -6,15 +6,18 @@ pub mod auth;
 pub mod error;
 pub mod handlers;
 pub mod output;
+pub mod records;
 
 use crate::config::{self, ConfigError, Overrides};
 use crate::obs::audit::AuditLog;
-use crate::obs::metrics::Metrics;
-use crate::screens::input::pipeline::Screener;
+use crate::obs::metrics::Registry;
+use crate::screens::input::Screener;
+use crate::screens::records::Records;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{web, App};
 use arc_swap::ArcSwap;
+use records::HttpMetrics;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +32,12 @@ pub const DEFAULT_BODY_TIMEOUT_MS: u64 = 5_000;
 pub struct AppState {
     /// The configuration in force; swapped whole on reload.
     pub screener: ArcSwap<Screener>,
-    pub metrics: Metrics,
+    /// The metrics registry every part records into (`/metrics` renders it).
+    pub metrics: Registry,
+    /// The service's own metrics.
+    pub http: HttpMetrics,
+    /// Every screen's records, handed to each loaded configuration.
+    pub records: Records,
     pub audit: Arc<AuditLog>,
     pub config_dir: PathBuf,
     pub overrides: Overrides,
@@ -56,7 +64,11 @@ impl AppState {
         overrides: Overrides,
         audit: AuditLog,
     ) -> Result<Self, ConfigError> {
-        let metrics = Metrics::new().map_err(|e| ConfigError {
+        let metrics = Registry::new(std::env::var("GUARD_METRICS").map_or(true, |v| v != "off"));
+        let audit = Arc::new(audit);
+        let registered = HttpMetrics::new(&metrics)
+            .and_then(|http| Ok((http, Records::new(&metrics, audit.clone())?)));
+        let (http, records) = registered.map_err(|e| ConfigError {
             problems: vec![config::Problem {
                 file: "metrics".into(),
                 key: "-".into(),
@@ -65,10 +77,13 @@ impl AppState {
             }],
         })?;
         let set = config::load(&config_dir, &overrides)?;
+        http.set_config(&revisions(&set));
         Ok(AppState {
-            screener: ArcSwap::from_pointee(Screener::new(set, metrics.clone())),
+            screener: ArcSwap::from_pointee(Screener::new(set, records.clone())),
             metrics,
-            audit: Arc::new(audit),
+            http,
+            records,
+            audit,
             config_dir,
             overrides,
             max_body_bytes: env_number("GUARD_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES),
@@ -107,17 +122,22 @@ impl AppState {
     /// when all of it is valid; requests in flight finish on the one they started with.
     pub fn reload(&self) -> Result<Vec<(String, String)>, ConfigError> {
         let result = config::load(&self.config_dir, &self.overrides);
-        self.metrics.record_reload(result.is_ok());
+        self.http.record_reload(result.is_ok());
         let set = result?;
-        let products = set
-            .products
-            .values()
-            .map(|p| (p.name.clone(), p.config_rev.clone()))
-            .collect();
+        let products = revisions(&set);
+        self.http.set_config(&products);
         self.screener
-            .store(Arc::new(Screener::new(set, self.metrics.clone())));
+            .store(Arc::new(Screener::new(set, self.records.clone())));
         Ok(products)
     }
+}
+
+/// Each product's name and revision.
+fn revisions(set: &config::ConfigSet) -> Vec<(String, String)> {
+    set.products
+        .values()
+        .map(|p| (p.name.clone(), p.config_rev.clone()))
+        .collect()
 }
 
 /// A positive number from the environment, or the default (an unreadable value is reported and
