@@ -37,4 +37,3 @@ impl fmt::Display for ConfigError {
         Ok(())
     }
 }
-

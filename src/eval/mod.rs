@@ -146,11 +146,15 @@ pub async fn run(config_dir: &Path, overrides: Overrides, opts: &EvalOptions) ->
     }
 }
 
-pub fn run_cli(config_dir: &Path, opts: EvalOptions) -> anyhow::Result<ExitCode> {
+pub fn run_cli(
+    config_dir: &Path,
+    overrides: Overrides,
+    opts: EvalOptions,
+) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let outcome = runtime.block_on(run(config_dir, Overrides::from_env(), &opts));
+    let outcome = runtime.block_on(run(config_dir, overrides, &opts));
     if outcome.exit == 2 {
         eprint!("{}", outcome.report);
     } else {

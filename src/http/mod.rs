@@ -13,6 +13,8 @@ use crate::obs::audit::AuditLog;
 use crate::obs::metrics::Registry;
 use crate::screens::input::Screener;
 use crate::screens::records::Records;
+use crate::screens::tools::Stores;
+use crate::settings::Settings;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{web, App};
@@ -21,13 +23,6 @@ use records::HttpMetrics;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Default body limit: 64 KiB (`GUARD_MAX_BODY_BYTES` overrides).
-pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024;
-/// Default cap on screens in flight per process (`GUARD_MAX_IN_FLIGHT`); above it `503`.
-pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
-/// Default deadline for reading a whole request body (`GUARD_BODY_TIMEOUT_MS`); then `408`.
-pub const DEFAULT_BODY_TIMEOUT_MS: u64 = 5_000;
 
 pub struct AppState {
     /// The configuration in force; swapped whole on reload.
@@ -59,25 +54,52 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// The state of a service whose environment sets nothing but the model `overrides`.
     pub fn load(
         config_dir: PathBuf,
         overrides: Overrides,
         audit: AuditLog,
     ) -> Result<Self, ConfigError> {
-        let metrics = Registry::new(std::env::var("GUARD_METRICS").map_or(true, |v| v != "off"));
+        let settings = Settings {
+            overrides,
+            ..Settings::default()
+        };
+        Self::with_settings(config_dir, &settings, audit)
+    }
+
+    /// Build the state once: the registry and every part's records, the configuration, the
+    /// access keys and the gate's stores, as `settings` say.
+    pub fn with_settings(
+        config_dir: PathBuf,
+        settings: &Settings,
+        audit: AuditLog,
+    ) -> Result<Self, ConfigError> {
+        let problem = |file: &str, key: &str, message: String, hint: &str| ConfigError {
+            problems: vec![config::Problem {
+                file: file.into(),
+                key: key.into(),
+                message,
+                hint: hint.into(),
+            }],
+        };
+        let metrics = Registry::new(settings.metrics);
         let audit = Arc::new(audit);
         let registered = HttpMetrics::new(&metrics)
             .and_then(|http| Ok((http, Records::new(&metrics, audit.clone())?)));
-        let (http, records) = registered.map_err(|e| ConfigError {
-            problems: vec![config::Problem {
-                file: "metrics".into(),
-                key: "-".into(),
-                message: e.to_string(),
-                hint: String::new(),
-            }],
+        let (http, records) = registered.map_err(|e| problem("metrics", "-", e.to_string(), ""))?;
+        let api_keys = auth::ApiKeys::load(
+            settings.api_keys.as_deref(),
+            settings.api_keys_file.as_deref(),
+        )
+        .map_err(|e| {
+            let hint = "`<key> <product>[,<product>]` or `<key> *`, one per line or `;`";
+            problem("environment", "GUARD_API_KEYS", e, hint)
         })?;
-        let set = config::load(&config_dir, &overrides)?;
+        let gate = Stores::new(settings.redis_url.as_deref())
+            .map_err(|e| problem("environment", "GUARD_REDIS_URL", e, "redis://host:6379/0"))?;
+        let set = config::load(&config_dir, &settings.overrides)?;
         http.set_config(&revisions(&set));
+        let limits = settings.limits;
         Ok(AppState {
             screener: ArcSwap::from_pointee(Screener::new(set, records.clone())),
             metrics,
@@ -85,36 +107,14 @@ impl AppState {
             records,
             audit,
             config_dir,
-            overrides,
-            max_body_bytes: env_number("GUARD_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES),
-            in_flight: Arc::new(tokio::sync::Semaphore::new(env_number(
-                "GUARD_MAX_IN_FLIGHT",
-                DEFAULT_MAX_IN_FLIGHT,
-            ))),
-            body_timeout: Duration::from_millis(env_number(
-                "GUARD_BODY_TIMEOUT_MS",
-                DEFAULT_BODY_TIMEOUT_MS,
-            )),
-            admin_token: std::env::var("GUARD_ADMIN_TOKEN")
-                .ok()
-                .filter(|t| !t.is_empty()),
-            api_keys: auth::ApiKeys::from_env().map_err(|e| ConfigError {
-                problems: vec![config::Problem {
-                    file: "environment".into(),
-                    key: "GUARD_API_KEYS".into(),
-                    message: e,
-                    hint: "`<key> <product>[,<product>]` or `<key> *`, one per line or `;`".into(),
-                }],
-            })?,
-            gate: crate::screens::tools::Stores::from_env().map_err(|e| ConfigError {
-                problems: vec![config::Problem {
-                    file: "environment".into(),
-                    key: "GUARD_REDIS_URL".into(),
-                    message: e,
-                    hint: "redis://host:6379/0".into(),
-                }],
-            })?,
-            ops_on_main: true,
+            overrides: settings.overrides.clone(),
+            max_body_bytes: limits.max_body_bytes,
+            in_flight: Arc::new(tokio::sync::Semaphore::new(limits.max_in_flight)),
+            body_timeout: limits.body_timeout,
+            admin_token: settings.admin_token.clone(),
+            api_keys,
+            gate,
+            ops_on_main: settings.ops_listen.is_none(),
         })
     }
 
@@ -138,24 +138,6 @@ fn revisions(set: &config::ConfigSet) -> Vec<(String, String)> {
         .values()
         .map(|p| (p.name.clone(), p.config_rev.clone()))
         .collect()
-}
-
-/// A positive number from the environment, or the default (an unreadable value is reported and
-/// the default kept: a typo must not turn a limit off).
-fn env_number<T: std::str::FromStr + Copy + PartialOrd + Default + std::fmt::Display>(
-    name: &str,
-    default: T,
-) -> T {
-    match std::env::var(name) {
-        Ok(v) => match v.trim().parse::<T>() {
-            Ok(n) if n > T::default() => n,
-            _ => {
-                eprintln!("{name}={v:?} is not a positive number; using {default}");
-                default
-            }
-        },
-        Err(_) => default,
-    }
 }
 
 /// `/metrics`, `/healthz`, `/readyz`.

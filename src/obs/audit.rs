@@ -2,7 +2,8 @@
 //! keyed hashes of texts, never the texts). Each screen owns the shape of its lines.
 //!
 //! The key comes from `GUARD_AUDIT_KEY` (per deployment). Without it a random key is drawn at
-//! start-up, so hashes still never reveal the text but only match within one process.
+//! start-up (from the OS CSPRNG), so hashes still never reveal the text but only match within
+//! one process.
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -208,7 +209,7 @@ impl std::fmt::Debug for AuditLog {
 impl AuditLog {
     /// Without a key, one is drawn from the CSPRNG. Should the operating system give no random
     /// bytes, the log keeps no key and writes empty hashes (never a hash an attacker could
-    /// compute): [`from_env`](Self::from_env) refuses to start instead.
+    /// compute): [`open`](Self::open) refuses to start instead.
     pub fn new(key: Option<Vec<u8>>, sink: AuditSink) -> Self {
         let key = match key {
             Some(k) => Some(k),
@@ -258,19 +259,19 @@ impl AuditLog {
         self.dropped.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// `GUARD_AUDIT_LOG` = `stdout` (default for `serve`), `off`, or a file path.
-    pub fn from_env(default_sink: &str) -> std::io::Result<Self> {
-        let key = std::env::var("GUARD_AUDIT_KEY")
-            .ok()
-            .filter(|k| !k.is_empty())
-            .map(String::into_bytes);
+    /// The log `GUARD_AUDIT_LOG` names: `stdout`, `off`, or a file path (`None`: the command's
+    /// default, `stdout` for `serve`), keyed with `GUARD_AUDIT_KEY` or, without one, a key from
+    /// the CSPRNG (an error when the OS gives no random bytes).
+    pub fn open(
+        key: Option<Vec<u8>>,
+        target: Option<&str>,
+        default: &str,
+    ) -> std::io::Result<Self> {
         let key = match key {
             Some(k) => k,
             None => random_key().map_err(std::io::Error::other)?,
         };
-        let key = Some(key);
-        let target = std::env::var("GUARD_AUDIT_LOG").unwrap_or_else(|_| default_sink.to_string());
-        let sink = match target.as_str() {
+        let sink = match target.unwrap_or(default) {
             "off" | "" => AuditSink::Off,
             "stdout" => AuditSink::Stdout,
             path => AuditSink::File(Mutex::new(
@@ -280,7 +281,7 @@ impl AuditLog {
                     .open(path)?,
             )),
         };
-        Ok(AuditLog::new(key, sink))
+        Ok(AuditLog::new(Some(key), sink))
     }
 
     pub fn text_hash(&self, text: &str) -> String {

@@ -45,10 +45,11 @@ pub struct Stores {
 pub const MEMORY_STORE_KEYS: usize = 200_000;
 
 impl Stores {
-    pub fn from_env() -> Result<Self, String> {
-        match std::env::var("GUARD_REDIS_URL") {
-            Ok(url) if !url.trim().is_empty() => Self::with_redis(url.trim()),
-            _ => Ok(Stores {
+    /// The in-process store, and Redis at `redis_url` (`GUARD_REDIS_URL`) when there is one.
+    pub fn new(redis_url: Option<&str>) -> Result<Self, String> {
+        match redis_url {
+            Some(url) => Self::with_redis(url),
+            None => Ok(Stores {
                 memory: MemoryStore::new(MEMORY_STORE_KEYS),
                 redis: None,
             }),
