@@ -1,12 +1,12 @@
 //! What `serve`, `screen` and `check-config` do, once the command line is parsed (`crate::run`
 //! dispatches here).
 
+use crate::config;
 use crate::http;
 use crate::obs::audit;
 use crate::screens::input::Screener;
 use crate::screens::records::Records;
 use crate::settings::Settings;
-use crate::{config, text};
 use anyhow::Context;
 use futures_util::StreamExt;
 use std::io::{BufRead, Write};
@@ -191,12 +191,13 @@ pub(crate) async fn serve(
     if let Some(ops) = &ops_listen {
         // Metrics and health on their own address; the main one serves the API only.
         let ops_state = state.clone();
-        let ops_server =
-            actix_web::HttpServer::new(move || http::create_ops_app(ops_state.clone()))
-                .workers(1)
-                .bind(ops)
-                .with_context(|| format!("binding GUARD_OPS_LISTEN {ops}"))?
-                .run();
+        let ops_server = actix_web::HttpServer::new(move || {
+            http::create_app(ops_state.clone(), http::Surface::Ops)
+        })
+        .workers(1)
+        .bind(ops)
+        .with_context(|| format!("binding GUARD_OPS_LISTEN {ops}"))?
+        .run();
         tokio::spawn(ops_server);
         eprintln!("ops routes (/metrics, /healthz, /readyz) on http://{ops}");
     }
@@ -211,11 +212,12 @@ pub(crate) async fn serve(
     // (then 408), idle keep-alive connections close after 30 s, and on SIGTERM in-flight requests
     // get 10 s to finish before the process exits 0. Each body has its own deadline
     // (GUARD_BODY_TIMEOUT_MS, see AppState).
-    let mut server = actix_web::HttpServer::new(move || http::create_app(app_state.clone()))
-        .client_request_timeout(std::time::Duration::from_secs(5))
-        .client_disconnect_timeout(std::time::Duration::from_secs(1))
-        .keep_alive(std::time::Duration::from_secs(30))
-        .shutdown_timeout(10);
+    let mut server =
+        actix_web::HttpServer::new(move || http::create_app(app_state.clone(), http::Surface::Api))
+            .client_request_timeout(std::time::Duration::from_secs(5))
+            .client_disconnect_timeout(std::time::Duration::from_secs(1))
+            .keep_alive(std::time::Duration::from_secs(30))
+            .shutdown_timeout(10);
     // Two workers per core by default: each worker is one thread serving its connections in
     // turn, and with one per core a worker that the kernel preempts (for the agent process, a
     // sidecar, or the load generator on the same cores) stalls all of its connections. On 2
@@ -361,30 +363,24 @@ fn with_id(id: &serde_json::Value, v: &crate::verdict::Verdict) -> String {
     serde_json::to_string(&Line { id, verdict: v }).unwrap_or_default()
 }
 
-/// One JSON line in, one out: the verdict with `id` echoed, or `{"id", "error"}`.
+/// One JSON line in, one out: the verdict with `id` echoed, or `{"id", "error"}` with the
+/// codes and messages of the HTTP API (the same text checks).
 async fn jsonl_line(screener: &Screener, product: &str, line: &str) -> String {
     let parsed: Result<serde_json::Value, _> = serde_json::from_str(line);
-    let (id, text) = match &parsed {
-        Ok(v) => (
-            v.get("id").cloned().unwrap_or(serde_json::Value::Null),
-            v.get("text").and_then(|t| t.as_str()),
-        ),
-        Err(_) => (serde_json::Value::Null, None),
+    let id = match &parsed {
+        Ok(v) => v.get("id").cloned().unwrap_or(serde_json::Value::Null),
+        Err(_) => serde_json::Value::Null,
     };
     let error = |code: &str, message: &str| {
         serde_json::json!({"id": id, "error": {"code": code, "message": message}}).to_string()
     };
-    match (&parsed, text) {
-        (Err(_), _) => error("malformed_json", "the line is not valid JSON"),
-        (Ok(_), None) => error("missing_text", "`text` is required and must be a string"),
-        (Ok(_), Some(t)) if t.trim().is_empty() => {
-            error("missing_text", "`text` must not be empty")
-        }
-        (Ok(_), Some(t)) if !text::has_visible(t) => error(
-            "no_visible_text",
-            "`text` has no visible character (only white space or invisible characters)",
-        ),
-        (Ok(_), Some(t)) => match screener.screen_uncached(product, t).await {
+    let text = match parsed {
+        Err(_) => return error("malformed_json", "the line is not valid JSON"),
+        Ok(mut v) => http::screen::checked_text(v.get_mut("text").map(serde_json::Value::take)),
+    };
+    match text {
+        Err(e) => error(e.code(), &e.message()),
+        Ok(t) => match screener.screen_uncached(product, &t).await {
             Some(v) => with_id(&id, &v),
             None => error("unknown_product", "no such product"),
         },

@@ -2,7 +2,8 @@
 //! `[guard]`, `[judge]` and `[cache]`, validated into what the stages run with.
 
 use super::loader::Loader;
-use super::{raw, Overrides};
+use super::overrides::Overrides;
+use super::raw;
 use crate::backends::embedded::EmbeddedBackend;
 use crate::backends::{self, BackendKind, GuardBackend, RemoteTarget, Thresholds};
 use crate::screens::input::cache::CacheSettings;
