@@ -5,7 +5,7 @@
 
 mod common;
 use common::config;
-use guard::gate::{decide, ProposedCall, Round, Stores};
+use guard::screens::tools::{decide, ProposedCall, Round, Stores};
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -88,7 +88,9 @@ fn round_of_12_in_process(bencher: divan::Bencher) {
     let p = &config().products["wallet-assistant"];
     let rt = runtime();
     let stores = Stores {
-        memory: guard::gate::store::MemoryStore::new(guard::gate::MEMORY_STORE_KEYS),
+        memory: guard::screens::tools::store::MemoryStore::new(
+            guard::screens::tools::MEMORY_STORE_KEYS,
+        ),
         redis: None,
     };
     bencher
@@ -100,7 +102,7 @@ fn round_of_12_in_process(bencher: divan::Bencher) {
                 &p.tools,
                 &stores,
                 r,
-                guard::gate::now_ms(),
+                guard::screens::tools::now_ms(),
             ))
         });
 }
@@ -113,7 +115,7 @@ fn round_of_12_redis_loopback(bencher: divan::Bencher) {
     };
     let p = &config().products["wallet-assistant"];
     let mut tools = (*p.tools).clone();
-    tools.store = guard::gate::policy::StoreKind::Redis;
+    tools.store = guard::screens::tools::policy::StoreKind::Redis;
     let rt = runtime();
     let stores = match Stores::with_redis(&redis.url()) {
         Ok(s) => s,
@@ -136,15 +138,15 @@ fn round_of_12_redis_loopback(bencher: divan::Bencher) {
 #[divan::bench]
 fn screen_context_5_docs_of_1000_chars(bencher: divan::Bencher) {
     let p = &config().products["wallet-assistant"];
-    let metrics = match guard::metrics::Metrics::new() {
+    let metrics = match guard::screens::input::records::InputMetrics::with_recording(true) {
         Ok(m) => m,
         Err(e) => panic!("{e}"),
     };
     let base = "To send money, open the app, choose Send Money, enter the number and the amount, \
                 then confirm with your PIN. Fees: free up to 25,000 taka a month, then 0.5%. \
                 বিকাশ অ্যাপে সেন্ড মানি বেছে নিন, নম্বর ও টাকার পরিমাণ দিন, তারপর পিন দিয়ে নিশ্চিত করুন। ";
-    let docs: Vec<guard::context::Document> = (0..5)
-        .map(|i| guard::context::Document {
+    let docs: Vec<guard::screens::context::Document> = (0..5)
+        .map(|i| guard::screens::context::Document {
             id: Some(format!("doc-{i}")),
             text: format!("{i} {}", base.repeat(6))
                 .chars()
@@ -154,7 +156,14 @@ fn screen_context_5_docs_of_1000_chars(bencher: divan::Bencher) {
         })
         .collect();
     let rt = runtime();
-    bencher.bench_local(|| rt.block_on(guard::context::screen(p, docs.clone(), None, &metrics)));
+    bencher.bench_local(|| {
+        rt.block_on(guard::screens::context::screen(
+            p,
+            docs.clone(),
+            None,
+            &metrics,
+        ))
+    });
 }
 
 /// A `redis-server` on a free loopback port for the length of the bench.

@@ -4,7 +4,7 @@
 
 mod common;
 use common::config;
-use guard::stages::{banglish, lang_id, script};
+use guard::screens::input::stages::{banglish, lang_id, script};
 
 fn main() {
     divan::main();
@@ -36,7 +36,7 @@ fn language_screen(text: &str) -> bool {
         script::ScriptEval::Bangla { .. } => true,
         script::ScriptEval::Other { .. } => false,
         script::ScriptEval::NoLetters => true,
-        script::ScriptEval::Latin { .. } => match banglish::evaluate(&p.lexicon, text) {
+        script::ScriptEval::Latin { .. } => match banglish::evaluate(&p.input.lexicon, text) {
             banglish::BanglishEval::English(_) => true,
             banglish::BanglishEval::Romanized { .. } => false,
             banglish::BanglishEval::Undecided(ev) => matches!(

@@ -24,7 +24,7 @@ fn answer() -> String {
 fn one_shot_1000_chars(bencher: divan::Bencher) {
     let text = answer();
     let p = &config().products["wallet-assistant"];
-    bencher.bench(|| guard::output::screen(p, divan::black_box(&text)));
+    bencher.bench(|| guard::screens::output::screen(p, divan::black_box(&text)));
 }
 
 #[divan::bench]
@@ -33,7 +33,7 @@ fn streamed_1000_chars_in_50_chunks(bencher: divan::Bencher) {
     let chunks: Vec<String> = chars.chunks(20).map(|c| c.iter().collect()).collect();
     let p = &config().products["wallet-assistant"];
     bencher.bench(|| {
-        let mut s = guard::output::OutputStream::new(p);
+        let mut s = guard::screens::output::OutputStream::new(p);
         let mut n = 0;
         for c in &chunks {
             n += s.push(divan::black_box(c)).len();

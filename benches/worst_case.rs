@@ -13,8 +13,8 @@
 mod common;
 
 use guard::config::{load, ConfigSet, Overrides};
-use guard::metrics::Metrics;
-use guard::question::Question;
+use guard::screens::input::question::Question;
+use guard::screens::input::records::InputMetrics as Metrics;
 use std::path::Path;
 use std::sync::OnceLock;
 use wiremock::matchers::{method, path};
@@ -52,7 +52,7 @@ fn forms_and_signatures(bencher: divan::Bencher, name: &str) {
     bencher.bench(|| {
         let q = Question::new(divan::black_box(&text));
         let out = q.outbound().len();
-        (p.signatures.stage(&q), out)
+        (p.input.signatures.stage(&q), out)
     });
 }
 
@@ -140,7 +140,7 @@ fn pipeline_remote_guard_and_judge(bencher: divan::Bencher, name: &str) {
     bencher.bench(|| {
         r.runtime.block_on(async {
             let q = Question::new(divan::black_box(&text));
-            guard::pipeline::run_stages(product, &q, &metrics).await
+            guard::screens::input::pipeline::run_stages(product, &q, &metrics).await
         })
     });
 }

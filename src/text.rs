@@ -110,7 +110,7 @@ fn collapse_whitespace(chars: impl Iterator<Item = char>, capacity: usize) -> St
 /// Characters that render as nothing (Unicode's `Default_Ignorable_Code_Point` property:
 /// zero-width space and joiners, word joiner, BOM, soft hyphen, bidi controls, tag characters,
 /// variation selectors, Hangul fillers, ...). They split keywords so that a plain matcher misses
-/// them, and carry hidden text (see [`crate::question::Hidden`]).
+/// them, and carry hidden text (see [`crate::screens::input::question::Hidden`]).
 pub fn is_invisible(c: char) -> bool {
     use icu_properties::{props::DefaultIgnorableCodePoint, CodePointSetData};
     !c.is_ascii() && CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)

@@ -161,15 +161,6 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 6] = [
-        Outcome::Pass,
-        Outcome::Accept,
-        Outcome::Block,
-        Outcome::Borderline,
-        Outcome::FailOpen,
-        Outcome::FailClosed,
-    ];
-
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Pass => "pass",
@@ -292,13 +283,6 @@ pub struct Verdict {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
     pub trace: Vec<TraceEntry>,
-}
-
-impl Verdict {
-    /// Whole-request time as the sum of the stage timings.
-    pub fn total_micros(&self) -> u64 {
-        self.trace.iter().map(|t| t.micros).sum()
-    }
 }
 
 #[cfg(test)]

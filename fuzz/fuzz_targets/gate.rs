@@ -1,7 +1,7 @@
 //! The tool-call gate on rounds built from arbitrary JSON: every call gets exactly one
 //! decision, and never more than the cap run or are reused.
 #![no_main]
-use guard::gate::{decide, Decision, ProposedCall, Round, Stores};
+use guard::screens::tools::{decide, Decision, ProposedCall, Round, Stores};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 
@@ -24,16 +24,16 @@ window_seconds = 60
 max = 2
 "#;
 
-fn setup() -> &'static (guard::gate::policy::ToolPolicy, Stores, tokio::runtime::Runtime) {
-    static S: OnceLock<(guard::gate::policy::ToolPolicy, Stores, tokio::runtime::Runtime)> =
+fn setup() -> &'static (guard::screens::tools::policy::ToolPolicy, Stores, tokio::runtime::Runtime) {
+    static S: OnceLock<(guard::screens::tools::policy::ToolPolicy, Stores, tokio::runtime::Runtime)> =
         OnceLock::new();
     S.get_or_init(|| {
-        let policy = match guard::gate::policy::ToolPolicy::from_toml(POLICY) {
+        let policy = match guard::screens::tools::policy::ToolPolicy::from_toml(POLICY) {
             Ok(p) => p,
             Err(e) => panic!("{e:?}"),
         };
         let stores = Stores {
-            memory: guard::gate::store::MemoryStore::new(100_000),
+            memory: guard::screens::tools::store::MemoryStore::new(100_000),
             redis: None,
         };
         let rt = match tokio::runtime::Builder::new_current_thread().build() {

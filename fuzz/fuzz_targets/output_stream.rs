@@ -20,8 +20,8 @@ fn config() -> &'static guard::config::ConfigSet {
 fuzz_target!(|input: (Vec<u8>, &str)| {
     let (cuts, text) = input;
     let p = &config().products["wallet-assistant"];
-    let whole = guard::output::screen(p, text);
-    let mut stream = guard::output::OutputStream::new(p);
+    let whole = guard::screens::output::screen(p, text);
+    let mut stream = guard::screens::output::OutputStream::new(p);
     let mut out = String::new();
     let mut rest = text;
     for c in cuts {

@@ -5,8 +5,8 @@
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 
-fn setup() -> &'static (guard::config::ConfigSet, guard::metrics::Metrics, tokio::runtime::Runtime) {
-    static S: OnceLock<(guard::config::ConfigSet, guard::metrics::Metrics, tokio::runtime::Runtime)> =
+fn setup() -> &'static (guard::config::ConfigSet, guard::screens::input::records::InputMetrics, tokio::runtime::Runtime) {
+    static S: OnceLock<(guard::config::ConfigSet, guard::screens::input::records::InputMetrics, tokio::runtime::Runtime)> =
         OnceLock::new();
     S.get_or_init(|| {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -14,7 +14,7 @@ fn setup() -> &'static (guard::config::ConfigSet, guard::metrics::Metrics, tokio
             Ok(c) => c,
             Err(e) => panic!("{e}"),
         };
-        let metrics = match guard::metrics::Metrics::with_recording(false) {
+        let metrics = match guard::screens::input::records::InputMetrics::with_recording(false) {
             Ok(m) => m,
             Err(e) => panic!("{e}"),
         };
@@ -28,9 +28,9 @@ fn setup() -> &'static (guard::config::ConfigSet, guard::metrics::Metrics, tokio
 
 fuzz_target!(|text: &str| {
     let (config, metrics, rt) = setup();
-    let q = guard::question::Question::new(text);
+    let q = guard::screens::input::question::Question::new(text);
     for product in config.products.values() {
-        let v = rt.block_on(guard::pipeline::run_stages(product, &q, metrics));
+        let v = rt.block_on(guard::screens::input::pipeline::run_stages(product, &q, metrics));
         assert_ne!(v.reason, guard::verdict::Reason::CheckFailed, "a stage crashed");
     }
 });

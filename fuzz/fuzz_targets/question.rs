@@ -4,7 +4,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {
-    let q = guard::question::Question::new(text);
+    let q = guard::screens::input::question::Question::new(text);
     let _ = q.text();
     let _ = q.hidden();
     let _ = q.folded();

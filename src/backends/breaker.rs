@@ -13,7 +13,8 @@
 //! A call holds an [`Admission`]; dropping it without [`Admission::succeeded`] counts as a
 //! failure, so a call cut off by the pipeline's timeout is counted too.
 
-use super::{BackendError, Transport};
+use super::transport::Transport;
+use super::BackendError;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -23,16 +24,6 @@ pub struct BreakerSettings {
     pub max_concurrent: usize,
     pub failures_to_open: u32,
     pub cool_down: Duration,
-}
-
-impl Default for BreakerSettings {
-    fn default() -> Self {
-        BreakerSettings {
-            max_concurrent: 64,
-            failures_to_open: 5,
-            cool_down: Duration::from_secs(10),
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +80,22 @@ impl Drop for Admission<'_> {
             self.breaker.record(false);
         }
     }
+}
+
+/// One model call through the backend's breaker and cap, when it has one (the embedded model
+/// has none): refused at once when the breaker is open or the cap full, counted as a success
+/// when the server answered (`call` returned `Ok`), as a failure otherwise, a call dropped by
+/// the pipeline's timeout included. The one place a call is admitted.
+pub async fn call_through<T>(
+    breaker: Option<&Breaker>,
+    call: impl std::future::Future<Output = Result<T, BackendError>>,
+) -> Result<T, BackendError> {
+    let admission = breaker.map(Breaker::admit).transpose()?;
+    let answer = call.await?;
+    if let Some(a) = admission {
+        a.succeeded();
+    }
+    Ok(answer)
 }
 
 impl Breaker {

@@ -20,7 +20,7 @@
 use super::model_file::{Reader, Table};
 use super::token_vectors::TokenVectors;
 use super::{BackendError, BackendKind, GuardBackend, Judgement, NativeLabel};
-use crate::question::Question;
+use crate::screens::input::question::Question;
 use crate::text::fold_for_matching;
 use futures_util::future::{BoxFuture, FutureExt};
 

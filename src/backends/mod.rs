@@ -2,8 +2,9 @@
 //! P(unsafe) when it has one, and categories). They only evaluate; the guard stage applies the
 //! product's thresholds and the pipeline applies timeouts and the fail-closed policy.
 //!
-//! Each remote backend calls its model through its own [`Transport`]: a pooled HTTP client whose
-//! sockets never outnumber the backend's cap.
+//! Each remote backend calls its model through its own [`transport::Transport`]: a pooled HTTP
+//! client whose sockets never outnumber the backend's cap. This module is the backends' shared
+//! vocabulary and imports none of them; the loader builds each product's backend.
 
 pub mod breaker;
 pub mod embedded;
@@ -14,10 +15,7 @@ pub mod tei;
 pub mod token_vectors;
 pub mod transport;
 
-pub use transport::post_json;
-pub use transport::Transport;
-
-use crate::question::Question;
+use crate::screens::input::question::Question;
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
@@ -55,15 +53,11 @@ impl BackendKind {
         Self::ALL.into_iter().find(|k| k.as_str() == s)
     }
 
-    pub fn is_remote(self) -> bool {
-        self != BackendKind::Embedded
-    }
-
     /// Thresholds on P(unsafe) for this kind of model when the product sets none. The embedded
     /// model's were tuned on the development split (models/README.md); the remote ones take
     /// the models' own decision boundary (0.5) and block outright only when the model is sure.
     /// Labels come first either way: an explicit `unsafe` is never below borderline.
-    pub fn default_thresholds(self) -> crate::stages::guard::Thresholds {
+    pub fn default_thresholds(self) -> Thresholds {
         let (allow_below, block_at) = match self {
             BackendKind::Embedded => (0.62, 0.9),
             BackendKind::LlamaGuard3
@@ -71,34 +65,54 @@ impl BackendKind {
             | BackendKind::Tei
             | BackendKind::OpenaiModeration => (0.5, 0.9),
         };
-        crate::stages::guard::Thresholds {
+        Thresholds {
             allow_below,
             block_at,
         }
     }
 }
 
-/// The remote backend of a kind (the embedded one is built from its model file).
-pub fn remote(
-    kind: BackendKind,
-    http: Transport,
-    target: RemoteTarget,
-) -> std::sync::Arc<dyn GuardBackend> {
-    use std::sync::Arc;
-    match kind {
-        BackendKind::LlamaGuard3 => Arc::new(openai_chat::OpenAiChatBackend {
-            http,
-            target,
-            protocol: openai_chat::Protocol::LlamaGuard3,
-        }),
-        BackendKind::Qwen3guard => Arc::new(openai_chat::OpenAiChatBackend {
-            http,
-            target,
-            protocol: openai_chat::Protocol::Qwen3Guard,
-        }),
-        BackendKind::Tei => Arc::new(tei::TeiBackend { http, target }),
-        BackendKind::OpenaiModeration | BackendKind::Embedded => {
-            Arc::new(moderation::ModerationBackend { http, target })
+/// Per-product thresholds on P(unsafe): what the guard stage turns a [`Judgement`] into
+/// `safe`, `borderline` or `unsafe` with. Each kind of model has its defaults.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    /// Below this, safe.
+    pub allow_below: f32,
+    /// At or above this, unsafe. In between: borderline, the judge decides.
+    pub block_at: f32,
+}
+
+/// How a model call ended: the `outcome` label of `guard_model_calls_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelOutcome {
+    Ok,
+    Timeout,
+    Error,
+    Unparsable,
+    /// The breaker was open: not called.
+    CircuitOpen,
+    /// The backend's concurrency cap was full: not called.
+    Shed,
+}
+
+impl ModelOutcome {
+    pub const ALL: [ModelOutcome; 6] = [
+        ModelOutcome::Ok,
+        ModelOutcome::Timeout,
+        ModelOutcome::Error,
+        ModelOutcome::Unparsable,
+        ModelOutcome::CircuitOpen,
+        ModelOutcome::Shed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelOutcome::Ok => "ok",
+            ModelOutcome::Timeout => "timeout",
+            ModelOutcome::Error => "error",
+            ModelOutcome::Unparsable => "unparsable",
+            ModelOutcome::CircuitOpen => "circuit_open",
+            ModelOutcome::Shed => "shed",
         }
     }
 }
@@ -144,8 +158,7 @@ pub enum BackendError {
 
 impl BackendError {
     /// Closed label for metrics.
-    pub fn outcome(&self) -> crate::metrics::ModelOutcome {
-        use crate::metrics::ModelOutcome;
+    pub fn outcome(&self) -> ModelOutcome {
         match self {
             BackendError::Timeout => ModelOutcome::Timeout,
             BackendError::Connect(_) | BackendError::Status(_) => ModelOutcome::Error,

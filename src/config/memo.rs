@@ -11,8 +11,10 @@ const KEEP: usize = 4;
 
 pub(super) type Memo<T> = OnceLock<Mutex<HashMap<String, (Arc<T>, u64)>>>;
 
-pub(super) static LEXICONS: Memo<crate::stages::banglish::Lexicon> = OnceLock::new();
-pub(super) static SIGNATURES: Memo<crate::stages::signatures::Signatures> = OnceLock::new();
+pub(super) static LEXICONS: Memo<crate::screens::input::stages::banglish::Lexicon> =
+    OnceLock::new();
+pub(super) static SIGNATURES: Memo<crate::screens::input::stages::signatures::Signatures> =
+    OnceLock::new();
 
 /// The value built from `parts` (hashed together, each length-prefixed). Errors are not kept:
 /// a broken list is reported on every load.

@@ -7,7 +7,7 @@
 use crate::harness::{memory_audit, repo_root, LiveServer};
 use actix_web::web;
 use guard::config::Overrides;
-use guard::server::AppState;
+use guard::http::AppState;
 
 const JSON: Option<&str> = Some("application/json");
 

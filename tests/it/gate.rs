@@ -6,9 +6,9 @@ use crate::harness::{app_for, counter_value, memory_audit, post, repo_root, ship
 use actix_web::test as web_test;
 use actix_web::web;
 use guard::config::Overrides;
-use guard::gate::policy::ToolPolicy;
-use guard::gate::{decide, Decision, GateReason, ProposedCall, Round, Stores};
-use guard::server::AppState;
+use guard::http::AppState;
+use guard::screens::tools::policy::ToolPolicy;
+use guard::screens::tools::{decide, Decision, GateReason, ProposedCall, Round, Stores};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -68,7 +68,7 @@ fn policy() -> ToolPolicy {
 
 fn memory() -> Stores {
     Stores {
-        memory: guard::gate::store::MemoryStore::new(10_000),
+        memory: guard::screens::tools::store::MemoryStore::new(10_000),
         redis: None,
     }
 }
@@ -676,7 +676,7 @@ async fn the_decision_log_names_arguments_and_hashes_never_values() {
 async fn a_key_for_one_product_cannot_use_the_gate_of_another() {
     let state = match AppState::load(repo_root(), Overrides::default(), memory_audit()) {
         Ok(mut s) => {
-            let keys = guard::server::auth::ApiKeys::parse("wallet-key-000001 wallet-assistant");
+            let keys = guard::http::auth::ApiKeys::parse("wallet-key-000001 wallet-assistant");
             assert!(keys.is_ok(), "{keys:?}");
             s.api_keys = keys.ok();
             web::Data::new(s)
@@ -704,7 +704,7 @@ async fn a_key_for_one_product_cannot_use_the_gate_of_another() {
 #[actix_web::test]
 async fn a_product_on_redis_without_a_redis_url_fails_closed() {
     let mut p = policy();
-    p.store = guard::gate::policy::StoreKind::Redis;
+    p.store = guard::screens::tools::policy::StoreKind::Redis;
     let got = run(
         &memory(),
         &p,

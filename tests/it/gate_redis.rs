@@ -9,7 +9,7 @@
 use crate::harness::{memory_audit, LiveServer, TempConfig};
 use actix_web::web;
 use guard::config::Overrides;
-use guard::server::AppState;
+use guard::http::AppState;
 use serde_json::{json, Value};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -144,7 +144,7 @@ fn instance(cfg: &TempConfig, redis_url: &str) -> web::Data<AppState> {
         memory_audit(),
     ) {
         Ok(mut s) => {
-            s.gate = match guard::gate::Stores::with_redis(redis_url) {
+            s.gate = match guard::screens::tools::Stores::with_redis(redis_url) {
                 Ok(g) => g,
                 Err(e) => panic!("{e}"),
             };

@@ -3,9 +3,9 @@
 
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::{test, web};
-use guard::audit::{AuditLog, AuditSink};
 use guard::config::Overrides;
-use guard::server::{create_app, AppState};
+use guard::http::{create_app, AppState, Surface};
+use guard::obs::audit::{AuditLog, AuditSink};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -164,14 +164,18 @@ pub async fn app_for(
     Response = ServiceResponse<impl actix_web::body::MessageBody>,
     Error = actix_web::Error,
 > {
-    test::init_service(create_app(state)).await
+    test::init_service(create_app(state, Surface::Api)).await
 }
 
 /// The current value of a metric (counters and gauges summed over the series whose labels
 /// match), read from the state's own registry.
-pub fn counter_value(m: &guard::metrics::Metrics, name: &str, labels: &[(&str, &str)]) -> f64 {
+pub fn counter_value(
+    m: &guard::obs::metrics::Registry,
+    name: &str,
+    labels: &[(&str, &str)],
+) -> f64 {
     let mut total = 0.0;
-    for family in m.registry.gather() {
+    for family in m.gather() {
         if family.get_name() != name {
             continue;
         }
@@ -189,6 +193,9 @@ pub fn counter_value(m: &guard::metrics::Metrics, name: &str, labels: &[(&str, &
     }
     total
 }
+
+/// How long [`LiveServer::raw_waiting`] waits before it calls the server hung.
+const HUNG: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// The real server on a loopback port, for what only a socket can show (slow clients, raw
 /// bytes, content lengths that lie).
@@ -213,10 +220,17 @@ impl LiveServer {
             .local_addr()
             .map(|a| a.to_string())
             .unwrap_or_default();
-        let Ok(server) = actix_web::HttpServer::new(move || create_app(state.clone()))
-            .workers(workers)
-            .listen(listener)
-            .map(|s| s.run())
+        // The client and the machine set the pace, not actix's own clocks: on a busy machine a
+        // request head can take longer than actix's 5 s to be read (408), and an idle pooled
+        // connection closed by a 5 s keep-alive races the client's next request on it (reset).
+        // Neither is what these tests look at; the guard's own deadlines (the body's) still apply.
+        let Ok(server) =
+            actix_web::HttpServer::new(move || create_app(state.clone(), Surface::Api))
+                .workers(workers)
+                .client_request_timeout(std::time::Duration::ZERO)
+                .keep_alive(std::time::Duration::from_secs(300))
+                .listen(listener)
+                .map(|s| s.run())
         else {
             panic!("server did not start");
         };
@@ -236,17 +250,31 @@ impl LiveServer {
         self.raw_in_parts(&[request], std::time::Duration::ZERO)
     }
 
+    /// [`raw`](Self::raw) for an answer that comes after work of its own (a reload): waits for
+    /// the answer, however busy the machine. The bound only turns a server that never answers
+    /// into a failure instead of a hung test run.
+    pub fn raw_waiting(&self, request: &[u8]) -> String {
+        self.read_answer(&[request], std::time::Duration::ZERO, HUNG)
+    }
+
     /// [`raw`](Self::raw), the request written in parts with a pause between them (a body
     /// still on its way when the handler starts).
     pub fn raw_in_parts(&self, parts: &[&[u8]], pause: std::time::Duration) -> String {
+        self.read_answer(parts, pause, std::time::Duration::from_secs(10))
+    }
+
+    fn read_answer(
+        &self,
+        parts: &[&[u8]],
+        pause: std::time::Duration,
+        read_timeout: std::time::Duration,
+    ) -> String {
         use std::io::{Read, Write};
         let mut stream = match std::net::TcpStream::connect(&self.addr) {
             Ok(s) => s,
             Err(e) => panic!("{e}"),
         };
-        stream
-            .set_read_timeout(Some(std::time::Duration::from_secs(10)))
-            .ok();
+        stream.set_read_timeout(Some(read_timeout)).ok();
         stream.set_nodelay(true).ok();
         for (i, part) in parts.iter().enumerate() {
             if i > 0 {

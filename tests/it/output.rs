@@ -5,7 +5,7 @@
 use crate::harness::{app_for, counter_value, repo_root, shipped_state};
 use actix_web::test as web_test;
 use guard::config::{load, ConfigSet, Overrides};
-use guard::output::{self, OutputStream};
+use guard::screens::output::{self, OutputStream};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::sync::OnceLock;
@@ -18,7 +18,7 @@ fn config() -> &'static ConfigSet {
     })
 }
 
-fn wallet() -> &'static guard::config::Product {
+fn wallet() -> &'static guard::product::Product {
     &config().products["wallet-assistant"]
 }
 

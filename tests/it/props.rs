@@ -1,6 +1,6 @@
 //! Property tests: no input panics any stage; normalisation is idempotent.
 
-use guard::stages::{banglish, lang_id, script};
+use guard::screens::input::stages::{banglish, lang_id, script};
 use guard::text::{fold_for_matching, mask_cards, normalise};
 use proptest::prelude::*;
 use std::sync::OnceLock;
@@ -32,10 +32,10 @@ proptest! {
         let p = p.unwrap_or_else(|| unreachable!());
         let text = normalise(&s);
         let _ = script::evaluate(&text);
-        let ev = p.lexicon.evidence(&text);
-        let _ = banglish::evaluate(&p.lexicon, &text);
+        let ev = p.input.lexicon.evidence(&text);
+        let _ = banglish::evaluate(&p.input.lexicon, &text);
         let _ = lang_id::evaluate(&text, &ev);
-        let _ = p.signatures.evaluate(&text);
+        let _ = p.input.signatures.evaluate(&text);
         let _ = mask_cards(&s);
     }
 
@@ -81,12 +81,12 @@ proptest! {
         let p = config().product("wallet-assistant").cloned();
         prop_assume!(p.is_some());
         let p = p.unwrap_or_else(|| unreachable!());
-        let q = guard::question::Question::new(&s);
-        let metrics = guard::metrics::Metrics::with_recording(false)
+        let q = guard::screens::input::question::Question::new(&s);
+        let metrics = guard::screens::input::records::InputMetrics::with_recording(false)
             .unwrap_or_else(|e| panic!("{e}"));
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
         let rt = rt.unwrap_or_else(|e| panic!("{e}"));
-        let v = rt.block_on(guard::pipeline::run_stages(&p, &q, &metrics));
+        let v = rt.block_on(guard::screens::input::pipeline::run_stages(&p, &q, &metrics));
         // Every stage that ran has a trace entry; a crash would be check_failed, never seen here.
         prop_assert!(!v.trace.is_empty());
         prop_assert_ne!(v.reason, guard::verdict::Reason::CheckFailed);
@@ -110,7 +110,7 @@ proptest! {
     }
 }
 
-fn shared_state() -> actix_web::web::Data<guard::server::AppState> {
-    static S: OnceLock<actix_web::web::Data<guard::server::AppState>> = OnceLock::new();
+fn shared_state() -> actix_web::web::Data<guard::http::AppState> {
+    static S: OnceLock<actix_web::web::Data<guard::http::AppState>> = OnceLock::new();
     S.get_or_init(crate::harness::shipped_state).clone()
 }

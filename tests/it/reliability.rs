@@ -8,7 +8,7 @@ use crate::harness::{
 use actix_web::test as web_test;
 use actix_web::web;
 use guard::config::Overrides;
-use guard::server::AppState;
+use guard::http::AppState;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -174,8 +174,7 @@ async fn a_failing_backend_opens_its_breaker_and_then_fails_fast() {
 #[actix_web::test]
 async fn api_keys_are_scoped_to_products() {
     let state = state_with(|s| {
-        s.api_keys =
-            guard::server::auth::ApiKeys::parse("wallet-key-00000001 wallet-assistant").ok()
+        s.api_keys = guard::http::auth::ApiKeys::parse("wallet-key-00000001 wallet-assistant").ok()
     });
     let app = app_for(state).await;
     let call = |key: Option<&'static str>, uri: &'static str, body: Value| {
@@ -356,59 +355,44 @@ async fn the_breaker_half_opens_after_its_cool_down_and_a_good_probe_closes_it()
 }
 
 /// A reload builds off the request path: on a one-worker server, screens sent while a reload
-/// rebuilds every matcher are answered before the reload is. (With the build inside the
-/// handler, as before, that one worker served nothing until the reload was done.)
+/// is building are answered before the reload is. (With the build inside the handler, as
+/// before, that one worker served nothing until the reload was done.)
+///
+/// The reload is held in the middle of its build by an event, not by making the build slow:
+/// the English wordlist is replaced by a named pipe, so the reload's read of it waits until
+/// this test writes the list. Opening the pipe for writing returns once the reload has opened
+/// it for reading, that is, once the reload is building; the screens go out then, and the list
+/// is written only after all of them have been answered.
+#[cfg(unix)]
 #[test]
 fn screens_are_answered_while_a_reload_builds() {
+    use std::io::Write;
     let cfg = TempConfig::new(|_, text| text);
     let state = crate::harness::state_with_token(cfg.path(), Overrides::default(), Some("tok-123"));
     let server = LiveServer::start(state);
-    // Changed wordlists: the reload must build the lexicon and the signatures anew. Lines
-    // that cannot be factored (a full-width letter folds only as a whole) are expanded, two
-    // of them to 29,282 signatures, so that the build takes long enough for the screens to
-    // arrive while it runs.
-    let group = |g: usize| {
-        let words: Vec<String> = (0..11).map(|w| format!("w{g}x{w}")).collect();
-        format!("{{{}}}", words.join("|"))
-    };
-    let slow: Vec<String> = (0..2)
-        .map(|l| {
-            format!(
-                "ｚｚ{l} {} {} {} {}",
-                group(0),
-                group(1),
-                group(2),
-                group(3)
-            )
-        })
-        .collect();
-    for (file, line) in [
-        (
-            "wordlists/english.txt",
-            "zzyzzxreloadtestword 1.00".to_string(),
-        ),
-        (
-            "wordlists/injection-en.txt",
-            format!("zzyzzx reload test signature\n{}", slow.join("\n")),
-        ),
-    ] {
-        let path = cfg.path().join(file);
-        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
-        text.push_str(&format!("\n{line}\n"));
-        std::fs::write(&path, text).ok();
-    }
+    // A changed wordlist: the reload must build the lexicon anew.
+    let list = cfg.path().join("wordlists/english.txt");
+    let mut text = std::fs::read_to_string(&list).unwrap_or_default();
+    text.push_str("\nzzyzzxreloadtestword 1.00\n");
+    std::fs::remove_file(&list).ok();
+    let made = std::process::Command::new("mkfifo").arg(&list).status();
+    assert!(made.as_ref().is_ok_and(|s| s.success()), "mkfifo: {made:?}");
     let reload_done = std::sync::Mutex::new(None::<Instant>);
     let first_screen = std::sync::Mutex::new(None::<Instant>);
     std::thread::scope(|s| {
         s.spawn(|| {
-            let answer = server.raw(
+            let answer = server.raw_waiting(
                 b"POST /admin/reload HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer tok-123\r\nContent-Length: 0\r\n\r\n",
             );
             assert!(answer.contains("reloaded"), "{answer}");
             *reload_done.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
         });
         s.spawn(|| {
-            std::thread::sleep(Duration::from_millis(30));
+            // Returns when the reload has opened the list: it is building now.
+            let mut pipe = match std::fs::OpenOptions::new().write(true).open(&list) {
+                Ok(p) => p,
+                Err(e) => panic!("{e}"),
+            };
             for _ in 0..5 {
                 let (status, body) = server.send(
                     "POST",
@@ -422,6 +406,8 @@ fn screens_are_answered_while_a_reload_builds() {
                     *first = Some(Instant::now());
                 }
             }
+            // Let the reload finish: the list, then the end of the pipe.
+            pipe.write_all(text.as_bytes()).ok();
         });
     });
     let reload_done = reload_done.into_inner().unwrap_or_default();
@@ -505,7 +491,7 @@ async fn counting_model(delay: Duration) -> (String, Arc<std::sync::atomic::Atom
 async fn a_backend_never_opens_more_sockets_than_its_cap() {
     use std::sync::atomic::Ordering;
     let (url, most) = counting_model(Duration::from_millis(5)).await;
-    let transport = match guard::backends::Transport::new(4) {
+    let transport = match guard::backends::transport::Transport::new(4) {
         Ok(t) => t,
         Err(e) => panic!("{e}"),
     };
@@ -516,8 +502,9 @@ async fn a_backend_never_opens_more_sockets_than_its_cap() {
     };
     // 200 calls at once, far more than the cap: they take turns on 4 sockets.
     let body = json!({});
-    let calls = (0..200)
-        .map(|_| guard::backends::post_json(&transport, &target, "chat/completions", &body));
+    let calls = (0..200).map(|_| {
+        guard::backends::transport::post_json(&transport, &target, "chat/completions", &body)
+    });
     let answers = futures_util::future::join_all(calls).await;
     let failed = answers.iter().filter(|a| a.is_err()).count();
     assert_eq!(failed, 0, "{:?}", answers.iter().find(|a| a.is_err()));

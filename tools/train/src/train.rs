@@ -13,7 +13,7 @@
 use anyhow::Context;
 use guard::backends::embedded::{featurise, sigmoid, EmbeddedModel, TextFeatures};
 use guard::backends::token_vectors::{self, TokenVectors};
-use guard::question::Question;
+use guard::screens::input::question::Question;
 use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::Path;
@@ -421,7 +421,7 @@ fn cross_validate(
         .products
         .values()
         .next()
-        .map(|p| p.signatures.clone())
+        .map(|p| p.input.signatures.clone())
         .context("no product")?;
     let feats = featurise_all(rows, LOG2_BUCKETS, Some(vectors));
     let fold: Vec<usize> = rows
@@ -445,7 +445,7 @@ fn cross_validate(
         .map(|r| {
             matches!(
                 signatures.stage(&Question::new(&r.text)),
-                guard::stages::StageEval::Block { .. }
+                guard::screens::input::stages::StageEval::Block { .. }
             )
         })
         .collect();

@@ -1,0 +1,215 @@
+//! `POST /v1/screen-output` (a whole answer) and `POST /v1/screen-output/stream` (an answer as
+//! it is generated): thin handlers over [`crate::screens::output`].
+//!
+//! The stream speaks newline-delimited JSON both ways, because that is what agent frameworks
+//! already hold: each token delta is a string they can wrap as `{"delta": "..."}` without caring
+//! where a UTF-8 character or a number is cut, and the answer's verdict can follow the text as
+//! one more line. Request lines: `{"delta": "..."}`; the product and `request_id` are query
+//! parameters, so an unknown product is refused before any text is read. Response lines:
+//! `{"delta": "masked text"}` as soon as it cannot change, then
+//! `{"done": true, "decision": ..., "findings": ..., "counts": ..., "blocked_kinds": ...}`.
+//! A malformed line ends the stream with `{"error": {...}}` after what was already masked.
+
+use super::error::ApiError;
+use super::extract::{json_response, named_product, Opened, RouteRequest, Source};
+use super::screen::TextRequest;
+use crate::product::Product;
+use crate::screens::input::Screener;
+use crate::screens::output::{self, OutputStream};
+use actix_web::{web, HttpResponse};
+use futures_util::StreamExt;
+use serde::Deserialize;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A stream request line longer than this is refused.
+const MAX_LINE_BYTES: usize = 64 * 1024;
+
+pub async fn screen_output(open: Opened<TextRequest>) -> Result<HttpResponse, ApiError> {
+    let TextRequest { text, request_id } = open.request;
+    let records = open.screener.records();
+    let v = output::answer(&open.product, &text, request_id, records);
+    Ok(json_response(&v))
+}
+
+/// The query of the stream: `?product=...&request_id=...`.
+#[derive(Debug, Deserialize)]
+pub struct StreamQuery {
+    product: Option<String>,
+    request_id: Option<String>,
+}
+
+/// A stream's request: read from the query, so an unknown product is refused before any of the
+/// answer is read.
+#[derive(Debug)]
+pub struct StreamRequest {
+    request_id: Option<String>,
+}
+
+impl RouteRequest for StreamRequest {
+    const SOURCE: Source = Source::Query;
+    type Raw = StreamQuery;
+
+    fn product(raw: &StreamQuery) -> Result<String, ApiError> {
+        named_product(&raw.product, "`product` (query) is required")
+    }
+
+    fn check(raw: StreamQuery) -> Result<Self, ApiError> {
+        let request_id = raw.request_id.map(|r| r.chars().take(128).collect());
+        Ok(StreamRequest { request_id })
+    }
+}
+
+pub async fn screen_output_stream(
+    open: Opened<StreamRequest>,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let pump = Pump {
+        payload,
+        line: Vec::new(),
+        out: Some(OutputStream::new(&open.product)),
+        hasher: open.state.audit.hasher(),
+        product: open.product,
+        request_id: open.request.request_id,
+        screener: open.screener,
+        started: Instant::now(),
+        ended: false,
+        _permit: open.permit,
+    };
+    let body = futures_util::stream::unfold(pump, |mut pump| async move {
+        if pump.ended {
+            return None;
+        }
+        let bytes = pump.next_lines().await;
+        Some((Ok::<_, actix_web::Error>(web::Bytes::from(bytes)), pump))
+    });
+    Ok(HttpResponse::Ok()
+        .content_type("application/x-ndjson")
+        .streaming(body))
+}
+
+#[derive(Debug, Deserialize)]
+struct DeltaLine {
+    delta: serde_json::Value,
+}
+
+/// Where the stream stands between polls.
+struct Pump {
+    payload: web::Payload,
+    line: Vec<u8>,
+    out: Option<OutputStream>,
+    hasher: crate::obs::audit::TextHasher,
+    product: Arc<Product>,
+    request_id: Option<String>,
+    /// The configuration the stream started with: its records.
+    screener: Arc<Screener>,
+    started: Instant,
+    ended: bool,
+    /// The in-flight slot, held for the whole stream.
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl Pump {
+    /// Read until at least one line of output is ready (or the request ends); returns the
+    /// NDJSON lines to send.
+    async fn next_lines(&mut self) -> Vec<u8> {
+        loop {
+            if let Some(nl) = self.line.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = self.line.drain(..=nl).collect();
+                match self.take_line(&line) {
+                    Ok(Some(masked)) => return masked,
+                    Ok(None) => continue,
+                    Err(e) => return self.end(Some(e)),
+                }
+            }
+            if self.line.len() > MAX_LINE_BYTES {
+                return self.end(Some(ApiError::PayloadTooLarge(MAX_LINE_BYTES)));
+            }
+            match self.payload.next().await {
+                Some(Ok(chunk)) => self.line.extend_from_slice(&chunk),
+                Some(Err(e)) => {
+                    let e = ApiError::BadBody(e.to_string());
+                    return self.end(Some(e));
+                }
+                None => {
+                    // The last line may lack its newline.
+                    let rest = std::mem::take(&mut self.line);
+                    if !rest.iter().all(u8::is_ascii_whitespace) {
+                        match self.take_line(&rest) {
+                            Ok(Some(mut masked)) => {
+                                masked.extend(self.end(None));
+                                return masked;
+                            }
+                            Ok(None) => {}
+                            Err(e) => return self.end(Some(e)),
+                        }
+                    }
+                    return self.end(None);
+                }
+            }
+        }
+    }
+
+    /// One request line: its masked text as a response line, if any is ready.
+    fn take_line(&mut self, line: &[u8]) -> Result<Option<Vec<u8>>, ApiError> {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        let parsed: DeltaLine = serde_json::from_slice(line)
+            .map_err(|e| ApiError::MalformedJson(format!("the body is not valid JSON: {e}")))?;
+        let serde_json::Value::String(delta) = parsed.delta else {
+            return Err(ApiError::InvalidText("delta"));
+        };
+        self.hasher.update(&delta);
+        let Some(out) = &mut self.out else {
+            return Ok(None);
+        };
+        let masked = out.push(&delta);
+        Ok((!masked.is_empty()).then(|| delta_line(&masked)))
+    }
+
+    /// The rest of the masked text, then the verdict (or the error) line.
+    fn end(&mut self, error: Option<ApiError>) -> Vec<u8> {
+        self.ended = true;
+        let Some(out) = self.out.take() else {
+            return Vec::new();
+        };
+        let (rest, mut v) = out.finish(&self.product);
+        let mut bytes = if rest.is_empty() {
+            Vec::new()
+        } else {
+            delta_line(&rest)
+        };
+        v.request_id = self.request_id.clone();
+        let last = match error {
+            Some(e) => serde_json::json!({"error": {"code": e.code(), "message": e.message()}}),
+            None => {
+                let mut value = serde_json::to_value(&v).unwrap_or_default();
+                if let Some(o) = value.as_object_mut() {
+                    o.insert("done".into(), true.into());
+                }
+                value
+            }
+        };
+        bytes.extend_from_slice(last.to_string().as_bytes());
+        bytes.push(b'\n');
+        let records = self.screener.records();
+        let hash = std::mem::replace(&mut self.hasher, records.audit.hasher()).finish();
+        output::record(
+            records,
+            &self.product.name,
+            &hash,
+            &v,
+            self.started.elapsed(),
+        );
+        bytes
+    }
+}
+
+fn delta_line(text: &str) -> Vec<u8> {
+    let mut bytes = serde_json::json!({ "delta": text })
+        .to_string()
+        .into_bytes();
+    bytes.push(b'\n');
+    bytes
+}

@@ -1,0 +1,4 @@
+//! Observability: the Prometheus metrics and the audit log.
+
+pub mod audit;
+pub mod metrics;
