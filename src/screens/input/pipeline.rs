@@ -159,7 +159,7 @@ impl Screener {
             metrics,
         } = self.products.get(product)?;
         let started = Instant::now();
-        let question = Question::new(text);
+        let question = Question::new(text).with_english(product.lexicon.clone());
         let mut expires = None;
         let verdict = match cache.as_ref().filter(|_| use_cache) {
             None => run_stages(product, &question, &self.metrics).await,
