@@ -23,7 +23,11 @@ fn signatures_and_model(bencher: divan::Bencher, case: &str) {
         Err(e) => panic!("{e}"),
     };
     bencher.bench(|| {
-        let hit = p.signatures.evaluate(divan::black_box(text)).is_some();
+        let hit = p
+            .input
+            .signatures
+            .evaluate(divan::black_box(text))
+            .is_some();
         (hit, model.score(divan::black_box(text)))
     });
 }
@@ -40,7 +44,12 @@ fn signatures_only(bencher: divan::Bencher, case: &str) {
         _ => BN,
     };
     let p = &config().products["wallet-assistant"];
-    bencher.bench(|| p.signatures.evaluate(divan::black_box(text)).is_some());
+    bencher.bench(|| {
+        p.input
+            .signatures
+            .evaluate(divan::black_box(text))
+            .is_some()
+    });
 }
 
 #[divan::bench(args = ["en_100", "bn_100"])]
@@ -86,7 +95,7 @@ fn policy_stage(bencher: divan::Bencher, case: &str) {
     let p = &config().products["bank-operator"];
     let q = guard::screens::input::question::Question::new(text);
     q.folded();
-    bencher.bench(|| p.policy.stage(divan::black_box(&q)));
+    bencher.bench(|| p.input.policy.stage(divan::black_box(&q)));
 }
 
 /// The question screen's CPU-local safety path as the pipeline runs it on a ~100-character
@@ -109,9 +118,9 @@ fn signatures_policy_model(bencher: divan::Bencher, case: &str) {
     };
     bencher.bench(|| {
         let q = guard::screens::input::question::Question::new(divan::black_box(text))
-            .with_english(p.lexicon.clone());
-        let s = p.signatures.stage(&q);
-        let r = p.policy.stage(&q);
+            .with_english(p.input.lexicon.clone());
+        let s = p.input.signatures.stage(&q);
+        let r = p.input.policy.stage(&q);
         (s, r, model.score_question(&q))
     });
 }

@@ -1,10 +1,12 @@
 //! What `serve`, `screen` and `check-config` do, once the command line is parsed (`crate::run`
 //! dispatches here).
 
+use crate::config;
 use crate::http;
-use crate::obs::{audit, metrics};
-use crate::screens::input::pipeline;
-use crate::{config, text};
+use crate::obs::audit;
+use crate::screens::input::Screener;
+use crate::screens::records::Records;
+use crate::settings::Settings;
 use anyhow::Context;
 use futures_util::StreamExt;
 use std::io::{BufRead, Write};
@@ -24,11 +26,16 @@ pub(crate) fn quiet_panics() {
 
 fn load_state(
     config_dir: std::path::PathBuf,
+    settings: &Settings,
     audit_default: &str,
 ) -> anyhow::Result<Result<http::AppState, ExitCode>> {
-    let audit = audit::AuditLog::from_env(audit_default)
+    for warning in &settings.warnings {
+        eprintln!("{warning}");
+    }
+    let key = settings.audit_key.clone();
+    let audit = audit::AuditLog::open(key, settings.audit_log.as_deref(), audit_default)
         .context("opening the audit log (GUARD_AUDIT_LOG)")?;
-    match http::AppState::load(config_dir, config::Overrides::from_env(), audit) {
+    match http::AppState::with_settings(config_dir, settings, audit) {
         Ok(s) => {
             release_freed_memory();
             Ok(Ok(s))
@@ -102,14 +109,17 @@ fn drop_resident_pages(bytes: &'static [u8]) {
     let _ = bytes;
 }
 
-pub(crate) fn check_config(config_dir: std::path::PathBuf) -> anyhow::Result<ExitCode> {
-    match config::load(&config_dir, &config::Overrides::from_env()) {
+pub(crate) fn check_config(
+    config_dir: std::path::PathBuf,
+    settings: &Settings,
+) -> anyhow::Result<ExitCode> {
+    match config::load(&config_dir, &settings.overrides) {
         Ok(set) => {
             // Exactly what `serve` builds, caches included.
-            let screener = pipeline::Screener::new(set, metrics::Metrics::with_recording(false)?);
+            let screener = Screener::new(set, Records::off()?);
             let set = &screener.config;
             for p in set.products.values() {
-                let judge = if p.judge.is_some() {
+                let judge = if p.input.judge.client.is_some() {
                     "configured"
                 } else {
                     "none"
@@ -118,11 +128,11 @@ pub(crate) fn check_config(config_dir: std::path::PathBuf) -> anyhow::Result<Exi
                     "ok  {}  config_rev={}  guard={} (allow_below={} block_at={})  judge={judge}  signatures={} ({} KiB)  tools={} velocity={} gate_store={}",
                     p.name,
                     p.config_rev,
-                    p.guard.kind().as_str(),
-                    p.thresholds.allow_below,
-                    p.thresholds.block_at,
-                    p.signatures.count,
-                    p.signatures.memory_usage() / 1024,
+                    p.input.guard.backend.kind().as_str(),
+                    p.input.guard.thresholds.allow_below,
+                    p.input.guard.thresholds.block_at,
+                    p.input.signatures.count,
+                    p.input.signatures.memory_usage() / 1024,
                     p.tools.tools.len(),
                     p.tools.velocity.len(),
                     p.tools.store.as_str()
@@ -141,18 +151,29 @@ pub(crate) async fn serve(
     config_dir: std::path::PathBuf,
     listen: String,
     workers: Option<usize>,
+    settings: &Settings,
 ) -> anyhow::Result<ExitCode> {
-    let ops_listen = std::env::var("GUARD_OPS_LISTEN")
-        .ok()
-        .filter(|v| !v.is_empty());
-    let state = match load_state(config_dir, "stdout")? {
-        Ok(mut s) => {
-            // With their own address, the ops routes leave the main one.
-            s.ops_on_main = ops_listen.is_none();
-            actix_web::web::Data::new(s)
-        }
+    let state = match load_state(config_dir, settings, "stdout")? {
+        Ok(s) => actix_web::web::Data::new(s),
         Err(code) => return Ok(code),
     };
+    if let Err(code) = check_access(&state, &listen, settings) {
+        return Ok(code);
+    }
+    // With their own address (GUARD_OPS_LISTEN), the ops routes leave the main one.
+    if let Some(ops) = &settings.ops_listen {
+        // Metrics and health on their own address; the main one serves the API only.
+        let ops_state = state.clone();
+        let ops_server = actix_web::HttpServer::new(move || {
+            http::create_app(ops_state.clone(), http::Surface::Ops)
+        })
+        .workers(1)
+        .bind(ops)
+        .with_context(|| format!("binding GUARD_OPS_LISTEN {ops}"))?
+        .run();
+        tokio::spawn(ops_server);
+        eprintln!("ops routes (/metrics, /healthz, /readyz) on http://{ops}");
+    }
     let products: Vec<String> = state
         .screener
         .load()
@@ -161,14 +182,26 @@ pub(crate) async fn serve(
         .keys()
         .cloned()
         .collect();
-    // Without API keys the service answers anyone who can reach it: fine on loopback, refused
-    // elsewhere unless asked for explicitly (as Redis's protected mode does).
+    eprintln!(
+        "guard {} listening on http://{listen} (products: {})",
+        env!("CARGO_PKG_VERSION"),
+        products.join(", ")
+    );
+    spawn_sighup_reload(state.clone());
+    run_api(state.clone(), &listen, workers).await?;
+    // Stopped (SIGTERM or SIGINT): requests finished; write out the audit log before exiting.
+    state.audit.close();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Without API keys the service answers anyone who can reach it: fine on loopback, refused
+/// elsewhere unless asked for explicitly (as Redis's protected mode does).
+fn check_access(state: &http::AppState, listen: &str, settings: &Settings) -> Result<(), ExitCode> {
     let loopback = listen
         .parse::<std::net::SocketAddr>()
         .map(|a| a.ip().is_loopback())
         .unwrap_or_else(|_| listen.starts_with("localhost:"));
-    let open = std::env::var("GUARD_ALLOW_UNAUTHENTICATED").is_ok_and(|v| v == "1");
-    match (&state.api_keys, loopback, open) {
+    match (&state.api_keys, loopback, settings.allow_unauthenticated) {
         (Some(_), _, _) => eprintln!("access: API keys required on /v1/* (scoped to products)"),
         (None, true, _) => eprintln!("access: no API keys configured; serving loopback only"),
         (None, false, true) => eprintln!(
@@ -179,37 +212,28 @@ pub(crate) async fn serve(
                 "refusing to listen on {listen} without API keys: set GUARD_API_KEYS (or \
                  GUARD_API_KEYS_FILE), or GUARD_ALLOW_UNAUTHENTICATED=1 to run open on purpose"
             );
-            return Ok(ExitCode::from(2));
+            return Err(ExitCode::from(2));
         }
     }
-    if let Some(ops) = &ops_listen {
-        // Metrics and health on their own address; the main one serves the API only.
-        let ops_state = state.clone();
-        let ops_server =
-            actix_web::HttpServer::new(move || http::create_ops_app(ops_state.clone()))
-                .workers(1)
-                .bind(ops)
-                .with_context(|| format!("binding GUARD_OPS_LISTEN {ops}"))?
-                .run();
-        tokio::spawn(ops_server);
-        eprintln!("ops routes (/metrics, /healthz, /readyz) on http://{ops}");
-    }
-    eprintln!(
-        "guard {} listening on http://{listen} (products: {})",
-        env!("CARGO_PKG_VERSION"),
-        products.join(", ")
-    );
-    spawn_sighup_reload(state.clone());
-    let app_state = state.clone();
+    Ok(())
+}
+
+/// The API on `listen` until SIGTERM or SIGINT.
+async fn run_api(
+    state: actix_web::web::Data<http::AppState>,
+    listen: &str,
+    workers: Option<usize>,
+) -> anyhow::Result<()> {
     // Slow and idle clients are cut off on purpose: the request head must arrive within 5 s
     // (then 408), idle keep-alive connections close after 30 s, and on SIGTERM in-flight requests
     // get 10 s to finish before the process exits 0. Each body has its own deadline
     // (GUARD_BODY_TIMEOUT_MS, see AppState).
-    let mut server = actix_web::HttpServer::new(move || http::create_app(app_state.clone()))
-        .client_request_timeout(std::time::Duration::from_secs(5))
-        .client_disconnect_timeout(std::time::Duration::from_secs(1))
-        .keep_alive(std::time::Duration::from_secs(30))
-        .shutdown_timeout(10);
+    let server =
+        actix_web::HttpServer::new(move || http::create_app(state.clone(), http::Surface::Api))
+            .client_request_timeout(std::time::Duration::from_secs(5))
+            .client_disconnect_timeout(std::time::Duration::from_secs(1))
+            .keep_alive(std::time::Duration::from_secs(30))
+            .shutdown_timeout(10);
     // Two workers per core by default: each worker is one thread serving its connections in
     // turn, and with one per core a worker that the kernel preempts (for the agent process, a
     // sidecar, or the load generator on the same cores) stalls all of its connections. On 2
@@ -218,16 +242,13 @@ pub(crate) async fn serve(
     let workers = workers.unwrap_or_else(|| {
         2 * std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
-    server = server.workers(workers.max(1));
     server
-        .bind(&listen)
+        .workers(workers.max(1))
+        .bind(listen)
         .with_context(|| format!("binding {listen}"))?
         .run()
         .await
-        .context("serving")?;
-    // Stopped (SIGTERM or SIGINT): requests finished; write out the audit log before exiting.
-    state.audit.close();
-    Ok(ExitCode::SUCCESS)
+        .context("serving")
 }
 
 #[cfg(unix)]
@@ -258,12 +279,13 @@ fn spawn_sighup_reload(_state: actix_web::web::Data<http::AppState>) {}
 
 pub(crate) async fn screen(
     config_dir: std::path::PathBuf,
+    settings: &Settings,
     product: String,
     jsonl: bool,
     concurrency: usize,
     text: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    let state = match load_state(config_dir, "off")? {
+    let state = match load_state(config_dir, settings, "off")? {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
@@ -290,6 +312,15 @@ pub(crate) async fn screen(
         println!("{}", serde_json::to_string(&verdict)?);
         return Ok(ExitCode::SUCCESS);
     }
+    screen_jsonl(screener, product, concurrency).await
+}
+
+/// JSON lines on stdin, one verdict per line on stdout, in order.
+async fn screen_jsonl(
+    screener: std::sync::Arc<Screener>,
+    product: String,
+    concurrency: usize,
+) -> anyhow::Result<ExitCode> {
     // Lines are read on a thread and handed over in batches through a bounded channel: memory
     // stays bounded on an input of any size, screening starts with the first batch, and the
     // threads are not woken once per line.
@@ -354,30 +385,24 @@ fn with_id(id: &serde_json::Value, v: &crate::verdict::Verdict) -> String {
     serde_json::to_string(&Line { id, verdict: v }).unwrap_or_default()
 }
 
-/// One JSON line in, one out: the verdict with `id` echoed, or `{"id", "error"}`.
-async fn jsonl_line(screener: &pipeline::Screener, product: &str, line: &str) -> String {
+/// One JSON line in, one out: the verdict with `id` echoed, or `{"id", "error"}` with the
+/// codes and messages of the HTTP API (the same text checks).
+async fn jsonl_line(screener: &Screener, product: &str, line: &str) -> String {
     let parsed: Result<serde_json::Value, _> = serde_json::from_str(line);
-    let (id, text) = match &parsed {
-        Ok(v) => (
-            v.get("id").cloned().unwrap_or(serde_json::Value::Null),
-            v.get("text").and_then(|t| t.as_str()),
-        ),
-        Err(_) => (serde_json::Value::Null, None),
+    let id = match &parsed {
+        Ok(v) => v.get("id").cloned().unwrap_or(serde_json::Value::Null),
+        Err(_) => serde_json::Value::Null,
     };
     let error = |code: &str, message: &str| {
         serde_json::json!({"id": id, "error": {"code": code, "message": message}}).to_string()
     };
-    match (&parsed, text) {
-        (Err(_), _) => error("malformed_json", "the line is not valid JSON"),
-        (Ok(_), None) => error("missing_text", "`text` is required and must be a string"),
-        (Ok(_), Some(t)) if t.trim().is_empty() => {
-            error("missing_text", "`text` must not be empty")
-        }
-        (Ok(_), Some(t)) if !text::has_visible(t) => error(
-            "no_visible_text",
-            "`text` has no visible character (only white space or invisible characters)",
-        ),
-        (Ok(_), Some(t)) => match screener.screen_uncached(product, t).await {
+    let text = match parsed {
+        Err(_) => return error("malformed_json", "the line is not valid JSON"),
+        Ok(mut v) => http::screen::checked_text(v.get_mut("text").map(serde_json::Value::take)),
+    };
+    match text {
+        Err(e) => error(e.code(), &e.message()),
+        Ok(t) => match screener.screen_uncached(product, &t).await {
             Some(v) => with_id(&id, &v),
             None => error("unknown_product", "no such product"),
         },
@@ -387,12 +412,13 @@ async fn jsonl_line(screener: &pipeline::Screener, product: &str, line: &str) ->
 /// `guard screen-output`: stream a file (or stdin) through the output screen.
 pub(crate) fn screen_output(
     config_dir: std::path::PathBuf,
+    settings: &Settings,
     product: &str,
     jsonl: bool,
     file: Option<&std::path::Path>,
 ) -> anyhow::Result<ExitCode> {
     use std::io::Read;
-    let set = match config::load(&config_dir, &config::Overrides::from_env()) {
+    let set = match config::load(&config_dir, &settings.overrides) {
         Ok(s) => s,
         Err(e) => {
             eprint!("{e}");

@@ -1,171 +1,46 @@
-//! The HTTP service: one `AppState` built once and shared, the route table, and `create_app`,
-//! used by `guard serve` and by the integration tests alike.
+//! The HTTP service: adapters over the screens. One `AppState` built once and shared
+//! ([`state`]), one extractor for the opening every route shares ([`extract`]), one `ApiError`
+//! ([`error`]), and one file per route family, each handler a few lines that call a screen:
+//!
+//! - [`screen`]   `POST /v1/screen`: the question (the input screen)
+//! - [`tools`]    `POST /v1/tool-calls`: the proposed tool calls (the gate)
+//! - [`context`]  `POST /v1/screen-context`: untrusted documents (the context screen)
+//! - [`output`]   `POST /v1/screen-output` and `/stream`: the answer (the output screen)
+//! - [`ops`]      `/metrics`, `/healthz`, `/readyz`, `/admin/reload`, and the fallback
+//!
+//! [`create_app`] is the route table, used by `guard serve` and by the integration tests
+//! alike. A new entry point (a gateway contract) is one more file and one more line here.
 
-pub mod agent;
 pub mod auth;
+pub mod context;
 pub mod error;
-pub mod handlers;
+pub mod extract;
+pub mod ops;
 pub mod output;
+pub mod records;
+pub mod screen;
+pub mod state;
+pub mod tools;
 
-use crate::config::{self, ConfigError, Overrides};
-use crate::obs::audit::AuditLog;
-use crate::obs::metrics::Metrics;
-use crate::screens::input::pipeline::Screener;
+pub use state::AppState;
+
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{web, App};
-use arc_swap::ArcSwap;
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
 
-/// Default body limit: 64 KiB (`GUARD_MAX_BODY_BYTES` overrides).
-pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024;
-/// Default cap on screens in flight per process (`GUARD_MAX_IN_FLIGHT`); above it `503`.
-pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
-/// Default deadline for reading a whole request body (`GUARD_BODY_TIMEOUT_MS`); then `408`.
-pub const DEFAULT_BODY_TIMEOUT_MS: u64 = 5_000;
-
-pub struct AppState {
-    /// The configuration in force; swapped whole on reload.
-    pub screener: ArcSwap<Screener>,
-    pub metrics: Metrics,
-    pub audit: Arc<AuditLog>,
-    pub config_dir: PathBuf,
-    pub overrides: Overrides,
-    pub max_body_bytes: usize,
-    /// Screens in flight; a request that finds none free is refused at once with `503`.
-    pub in_flight: Arc<tokio::sync::Semaphore>,
-    /// How long a client may take to send its whole body.
-    pub body_timeout: Duration,
-    /// `GUARD_ADMIN_TOKEN`; without it `/admin/reload` refuses everyone.
-    pub admin_token: Option<String>,
-    /// API keys scoped to products (`GUARD_API_KEYS`, `GUARD_API_KEYS_FILE`); `None`: no
-    /// authentication (loopback only, unless told otherwise: see `guard serve`).
-    pub api_keys: Option<auth::ApiKeys>,
-    /// The tool-call gate's state: in process, and Redis when `GUARD_REDIS_URL` is set.
-    pub gate: crate::screens::tools::Stores,
-    /// Serve `/metrics`, `/healthz` and `/readyz` on the main address too (off when
-    /// `GUARD_OPS_LISTEN` gives them their own).
-    pub ops_on_main: bool,
-}
-
-impl AppState {
-    pub fn load(
-        config_dir: PathBuf,
-        overrides: Overrides,
-        audit: AuditLog,
-    ) -> Result<Self, ConfigError> {
-        let metrics = Metrics::new().map_err(|e| ConfigError {
-            problems: vec![config::Problem {
-                file: "metrics".into(),
-                key: "-".into(),
-                message: e.to_string(),
-                hint: String::new(),
-            }],
-        })?;
-        let set = config::load(&config_dir, &overrides)?;
-        Ok(AppState {
-            screener: ArcSwap::from_pointee(Screener::new(set, metrics.clone())),
-            metrics,
-            audit: Arc::new(audit),
-            config_dir,
-            overrides,
-            max_body_bytes: env_number("GUARD_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES),
-            in_flight: Arc::new(tokio::sync::Semaphore::new(env_number(
-                "GUARD_MAX_IN_FLIGHT",
-                DEFAULT_MAX_IN_FLIGHT,
-            ))),
-            body_timeout: Duration::from_millis(env_number(
-                "GUARD_BODY_TIMEOUT_MS",
-                DEFAULT_BODY_TIMEOUT_MS,
-            )),
-            admin_token: std::env::var("GUARD_ADMIN_TOKEN")
-                .ok()
-                .filter(|t| !t.is_empty()),
-            api_keys: auth::ApiKeys::from_env().map_err(|e| ConfigError {
-                problems: vec![config::Problem {
-                    file: "environment".into(),
-                    key: "GUARD_API_KEYS".into(),
-                    message: e,
-                    hint: "`<key> <product>[,<product>]` or `<key> *`, one per line or `;`".into(),
-                }],
-            })?,
-            gate: crate::screens::tools::Stores::from_env().map_err(|e| ConfigError {
-                problems: vec![config::Problem {
-                    file: "environment".into(),
-                    key: "GUARD_REDIS_URL".into(),
-                    message: e,
-                    hint: "redis://host:6379/0".into(),
-                }],
-            })?,
-            ops_on_main: true,
-        })
-    }
-
-    /// Re-read products, wordlists and prompts. The new configuration replaces the old one only
-    /// when all of it is valid; requests in flight finish on the one they started with.
-    pub fn reload(&self) -> Result<Vec<(String, String)>, ConfigError> {
-        let result = config::load(&self.config_dir, &self.overrides);
-        self.metrics.record_reload(result.is_ok());
-        let set = result?;
-        let products = set
-            .products
-            .values()
-            .map(|p| (p.name.clone(), p.config_rev.clone()))
-            .collect();
-        self.screener
-            .store(Arc::new(Screener::new(set, self.metrics.clone())));
-        Ok(products)
-    }
-}
-
-/// A positive number from the environment, or the default (an unreadable value is reported and
-/// the default kept: a typo must not turn a limit off).
-fn env_number<T: std::str::FromStr + Copy + PartialOrd + Default + std::fmt::Display>(
-    name: &str,
-    default: T,
-) -> T {
-    match std::env::var(name) {
-        Ok(v) => match v.trim().parse::<T>() {
-            Ok(n) if n > T::default() => n,
-            _ => {
-                eprintln!("{name}={v:?} is not a positive number; using {default}");
-                default
-            }
-        },
-        Err(_) => default,
-    }
-}
-
-/// `/metrics`, `/healthz`, `/readyz`.
-pub fn ops_routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/metrics", web::get().to(handlers::metrics))
-        .route("/healthz", web::get().to(handlers::healthz))
-        .route("/readyz", web::get().to(handlers::readyz));
-}
-
-/// The ops routes alone, for `GUARD_OPS_LISTEN`.
-pub fn create_ops_app(
-    state: web::Data<AppState>,
-) -> App<
-    impl ServiceFactory<
-        ServiceRequest,
-        Config = (),
-        Response = ServiceResponse<impl MessageBody>,
-        Error = actix_web::Error,
-        InitError = (),
-    >,
-> {
-    App::new()
-        .app_data(state)
-        .configure(ops_routes)
-        .default_service(web::to(handlers::fallback))
+/// What an app serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    /// The API (and the ops routes, unless `GUARD_OPS_LISTEN` gives them their own address).
+    Api,
+    /// The ops routes alone, on `GUARD_OPS_LISTEN`.
+    Ops,
 }
 
 /// The route table.
 pub fn create_app(
     state: web::Data<AppState>,
+    surface: Surface,
 ) -> App<
     impl ServiceFactory<
         ServiceRequest,
@@ -175,22 +50,38 @@ pub fn create_app(
         InitError = (),
     >,
 > {
-    let ops = state.ops_on_main;
+    let api = surface == Surface::Api;
+    let ops = surface == Surface::Ops || state.ops_on_main;
     App::new()
         .app_data(state)
-        .route("/v1/screen", web::post().to(handlers::screen))
+        .configure(|cfg| {
+            if api {
+                api_routes(cfg);
+            }
+            if ops {
+                ops_routes(cfg);
+            }
+        })
+        .default_service(web::to(ops::fallback))
+}
+
+fn api_routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/screen", web::post().to(screen::screen))
         .route("/v1/screen-output", web::post().to(output::screen_output))
         .route(
             "/v1/screen-output/stream",
             web::post().to(output::screen_output_stream),
         )
-        .route("/v1/tool-calls", web::post().to(agent::tool_calls))
-        .route("/v1/screen-context", web::post().to(agent::screen_context))
-        .configure(move |cfg| {
-            if ops {
-                ops_routes(cfg);
-            }
-        })
-        .route("/admin/reload", web::post().to(handlers::reload))
-        .default_service(web::to(handlers::fallback))
+        .route("/v1/tool-calls", web::post().to(tools::tool_calls))
+        .route(
+            "/v1/screen-context",
+            web::post().to(context::screen_context),
+        )
+        .route("/admin/reload", web::post().to(ops::reload));
+}
+
+fn ops_routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/metrics", web::get().to(ops::metrics))
+        .route("/healthz", web::get().to(ops::healthz))
+        .route("/readyz", web::get().to(ops::readyz));
 }

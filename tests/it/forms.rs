@@ -46,8 +46,8 @@ fn suite_cases(files: &[&str]) -> Vec<(String, String, String, String)> {
 
 fn blocked_by_signatures(product: &str, text: &str) -> bool {
     let p = &config().products[product];
-    let q = Question::new(text).with_english(p.lexicon.clone());
-    matches!(p.signatures.stage(&q), StageEval::Block { .. })
+    let q = Question::new(text).with_english(p.input.lexicon.clone());
+    matches!(p.input.signatures.stage(&q), StageEval::Block { .. })
 }
 
 /// Cases the signature stage blocks as written (the ones its mechanisms are for).

@@ -2,16 +2,16 @@
 //! approval) and the velocity windows it is counted in, with the messages a model can act on.
 //! Pure and per call; the state step (dedupe, velocity) is the store's.
 
+use super::canonical;
 use super::policy::{self, Counted, Scope, Tool, ToolPolicy};
 use super::store::{CounterOp, Pending};
-use super::{canonical, Decision, GateReason, ProposedCall};
+use super::verdict::{GateReason, ProposedCall};
 use serde_json::Value;
 use std::collections::HashMap;
 
 /// What a call will be if the state lets it go ahead.
 #[derive(Debug, Clone)]
 pub(super) struct Tentative {
-    pub(super) decision: Decision,
     pub(super) reason: GateReason,
     pub(super) message: Option<String>,
 }
@@ -77,39 +77,7 @@ pub(super) fn check(
         ));
     };
     let amount = limits(tool, args)?;
-    let threshold = tool
-        .amount
-        .as_ref()
-        .and_then(|l| l.approval_above.map(|m| (m, l.unit.as_str())));
-    let over_approval = match (amount, threshold) {
-        (Some(a), Some((m, unit))) if a > m => Some((a, m, unit)),
-        _ => None,
-    };
-    let tentative = if tool.irreversible {
-        Tentative {
-            decision: Decision::NeedsApproval,
-            reason: GateReason::Irreversible,
-            message: Some(format!(
-                "`{name}` cannot be undone: a person must approve it"
-            )),
-        }
-    } else if let Some((a, m, unit)) = over_approval {
-        Tentative {
-            decision: Decision::NeedsApproval,
-            reason: GateReason::OverApprovalThreshold,
-            message: Some(format!(
-                "{} {unit} is above {} {unit}: a person must approve it",
-                grouped(a),
-                grouped(m),
-            )),
-        }
-    } else {
-        Tentative {
-            decision: Decision::Run,
-            reason: GateReason::Allowed,
-            message: None,
-        }
-    };
+    let tentative = tentative(tool, name, amount);
     let ops = counters(policy, tool, name, args, at)?;
     Ok((
         tentative,
@@ -119,6 +87,41 @@ pub(super) fn check(
             ops,
         },
     ))
+}
+
+/// What a call that passed the checks will be if the state lets it go ahead: a person approves
+/// an irreversible tool and an amount above the approval threshold; the rest runs.
+fn tentative(tool: &Tool, name: &str, amount: Option<f64>) -> Tentative {
+    let threshold = tool
+        .amount
+        .as_ref()
+        .and_then(|l| l.approval_above.map(|m| (m, l.unit.as_str())));
+    let over_approval = match (amount, threshold) {
+        (Some(a), Some((m, unit))) if a > m => Some((a, m, unit)),
+        _ => None,
+    };
+    if tool.irreversible {
+        Tentative {
+            reason: GateReason::Irreversible,
+            message: Some(format!(
+                "`{name}` cannot be undone: a person must approve it"
+            )),
+        }
+    } else if let Some((a, m, unit)) = over_approval {
+        Tentative {
+            reason: GateReason::OverApprovalThreshold,
+            message: Some(format!(
+                "{} {unit} is above {} {unit}: a person must approve it",
+                grouped(a),
+                grouped(m),
+            )),
+        }
+    } else {
+        Tentative {
+            reason: GateReason::Allowed,
+            message: None,
+        }
+    }
 }
 
 /// The tool's argument limits; the amount (when the tool has amount limits) for the approval
