@@ -33,7 +33,7 @@
 
 use super::{BackendError, RemoteTarget};
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::time::Duration;
 use tokio::sync::Semaphore;
 
@@ -55,6 +55,16 @@ pub struct Transport {
     client: reqwest::Client,
     calls: Arc<Semaphore>,
     cap: usize,
+    endpoint: Arc<OnceLock<Endpoint>>,
+}
+
+/// The URL a backend posts to, parsed once: a transport serves one target and one path, and
+/// parsing it for every call was a fifth of what reqwest adds to a call (measured with
+/// callgrind).
+struct Endpoint {
+    base: String,
+    path: String,
+    url: reqwest::Url,
 }
 
 impl std::fmt::Debug for Transport {
@@ -91,7 +101,30 @@ impl Transport {
             client,
             calls: Arc::new(Semaphore::new(cap)),
             cap,
+            endpoint: Arc::default(),
         })
+    }
+
+    /// `target`'s URL for `path`: parsed on the first call, then reused while the same target
+    /// and path come back (any other is parsed on its own).
+    fn url(&self, target: &RemoteTarget, path: &str) -> Result<reqwest::Url, BackendError> {
+        let parse = || {
+            reqwest::Url::parse(&target.endpoint(path))
+                .map_err(|e| BackendError::Connect(format!("the model URL is not valid: {e}")))
+        };
+        if let Some(e) = self.endpoint.get() {
+            if e.base == target.url && e.path == path {
+                return Ok(e.url.clone());
+            }
+            return parse();
+        }
+        let url = parse()?;
+        let _ = self.endpoint.set(Endpoint {
+            base: target.url.clone(),
+            path: path.to_string(),
+            url: url.clone(),
+        });
+        Ok(url)
     }
 
     /// The process's transport for `key` (role, URL, model) and `cap`: built once, shared by
@@ -135,9 +168,10 @@ impl Transport {
             .acquire()
             .await
             .map_err(|_| BackendError::Connect("the transport is closed".into()))?;
+        let url = self.url(target, path)?;
         let mut req = self
             .client
-            .post(target.endpoint(path))
+            .post(url)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .header(reqwest::header::ACCEPT, "application/json")
             .body(bytes);
