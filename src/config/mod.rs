@@ -78,6 +78,9 @@ pub struct Overrides {
     pub allow_below: Option<f32>,
     /// `GUARD_MODEL_BLOCK_AT`
     pub block_at: Option<f32>,
+    /// `GUARD_GATE_STORE` (`memory` or `redis`): every product's `tool_gate.store`. How many
+    /// replicas share the limits is a fact of the deployment, not of the policy.
+    pub gate_store: Option<String>,
 }
 
 impl Overrides {
@@ -91,6 +94,7 @@ impl Overrides {
             judge_model: var("GUARD_JUDGE_MODEL"),
             allow_below: var("GUARD_MODEL_ALLOW_BELOW").and_then(|v| v.trim().parse().ok()),
             block_at: var("GUARD_MODEL_BLOCK_AT").and_then(|v| v.trim().parse().ok()),
+            gate_store: var("GUARD_GATE_STORE").map(|v| v.trim().to_string()),
         }
     }
 }
@@ -710,6 +714,14 @@ fn check_overrides(l: &mut Loader<'_>, o: &Overrides) {
             }
         }
     }
+    if let Some(store) = o.gate_store.as_deref().filter(|s| gate_store(s).is_none()) {
+        l.problem(
+            "environment",
+            "GUARD_GATE_STORE",
+            format!("`{store}` is not a store"),
+            "`memory` or `redis` (with GUARD_REDIS_URL)",
+        );
+    }
     if o.judge_url.is_some() != o.judge_model.is_some() {
         l.problem(
             "environment",
@@ -717,6 +729,15 @@ fn check_overrides(l: &mut Loader<'_>, o: &Overrides) {
             "GUARD_JUDGE_URL and GUARD_JUDGE_MODEL go together",
             "set both, or neither",
         );
+    }
+}
+
+fn gate_store(name: &str) -> Option<crate::gate::policy::StoreKind> {
+    use crate::gate::policy::StoreKind;
+    match name {
+        "memory" => Some(StoreKind::Memory),
+        "redis" => Some(StoreKind::Redis),
+        _ => None,
     }
 }
 
@@ -761,7 +782,10 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
     let guard = raw.guard.build(l, &file, overrides);
     let judge = raw.judge.build(l, &file, name, overrides);
     let cache = raw.cache.build(l, &file);
-    let (policy, tools) = l.policy(&file, &raw.policy.rules);
+    let (policy, mut tools) = l.policy(&file, &raw.policy.rules);
+    if let Some(store) = overrides.gate_store.as_deref().and_then(gate_store) {
+        Arc::make_mut(&mut tools).store = store;
+    }
     let output = Arc::new(raw.output.build(l, &file));
 
     // The revision covers exactly what this product loaded, in a fixed order.
@@ -784,6 +808,9 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
         if let Some(Some(bytes)) = l.files.get(f) {
             rev.add(f, bytes);
         }
+    }
+    if overrides.gate_store.is_some() {
+        rev.add("gate_store", tools.store.as_str().as_bytes());
     }
     if let Some(g) = &guard {
         rev.add("guard", g.settings.as_bytes());
