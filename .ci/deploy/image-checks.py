@@ -9,6 +9,7 @@ start-up figures are printed, never asserted: a busy machine must not fail the c
 
 import json
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -180,8 +181,13 @@ def check_air_gapped_read_only() -> None:
                    "POST /v1/screen with the key: 200, allow")
             code, _ = ns_http(pid, "http://127.0.0.1:8080/v1/screen", screen_body(CANARY), key=None)
             expect(code == 401, "without the key: 401")
-            code, _ = ns_http(pid, "http://127.0.0.1:9090/metrics", key=None)
+            code, metrics = ns_http(pid, "http://127.0.0.1:9090/metrics", key=None)
             expect(code == 200, "/metrics on the ops port")
+            hpa = open("deploy/k8s/overlays/replicated/hpa.yaml").read()
+            scaled_on = re.findall(r"^\s+name: (guard_\w+)$", hpa, re.M)
+            served = {l.split()[0].split("{")[0] for l in metrics.splitlines() if l[:1] != "#"}
+            expect(bool(scaled_on) and set(scaled_on) <= served,
+                   f"the HPA's metric {scaled_on} is one guard serves")
         rc = sigterm(ctr)
         expect(rc == 0, f"SIGTERM: exit {rc} (start {i + 1} of {STARTS})")
         if i == 0:
