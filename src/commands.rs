@@ -179,18 +179,6 @@ pub(crate) async fn serve(
             return Ok(ExitCode::from(2));
         }
     }
-    if let Some(ops) = &ops_listen {
-        // Metrics and health on their own address; the main one serves the API only.
-        let ops_state = state.clone();
-        let ops_server =
-            actix_web::HttpServer::new(move || server::create_ops_app(ops_state.clone()))
-                .workers(1)
-                .bind(ops)
-                .with_context(|| format!("binding GUARD_OPS_LISTEN {ops}"))?
-                .run();
-        tokio::spawn(ops_server);
-        eprintln!("ops routes (/metrics, /healthz, /readyz) on http://{ops}");
-    }
     eprintln!(
         "guard {} listening on http://{listen} (products: {})",
         env!("CARGO_PKG_VERSION"),
@@ -215,13 +203,26 @@ pub(crate) async fn serve(
     let workers = workers.unwrap_or_else(|| {
         2 * std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
-    server = server.workers(workers.max(1));
-    server
+    server = server
+        .workers(workers.max(1))
         .bind(&listen)
-        .with_context(|| format!("binding {listen}"))?
-        .run()
-        .await
-        .context("serving")?;
+        .with_context(|| format!("binding {listen}"))?;
+    // The API's socket is listening from here on (connections wait in its backlog until it
+    // runs), so the ops address, bound only now, never answers /readyz 200 while connections
+    // to the API would still be refused: a readiness probe on it means the API accepts.
+    if let Some(ops) = &ops_listen {
+        // Metrics and health on their own address; the main one serves the API only.
+        let ops_state = state.clone();
+        let ops_server =
+            actix_web::HttpServer::new(move || server::create_ops_app(ops_state.clone()))
+                .workers(1)
+                .bind(ops)
+                .with_context(|| format!("binding GUARD_OPS_LISTEN {ops}"))?
+                .run();
+        tokio::spawn(ops_server);
+        eprintln!("ops routes (/metrics, /healthz, /readyz) on http://{ops}");
+    }
+    server.run().await.context("serving")?;
     // Stopped (SIGTERM or SIGINT): requests finished; write out the audit log before exiting.
     state.audit.close();
     Ok(ExitCode::SUCCESS)

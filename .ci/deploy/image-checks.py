@@ -87,8 +87,8 @@ def port_http(url: str, body: str | None = None, key: str | None = API_KEY):
             return r.status, r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
-    except OSError:
-        return 0, ""
+    except OSError as e:
+        return 0, str(e)
 
 
 def wait_ready(get) -> float:
@@ -209,7 +209,7 @@ def check_mapped_ports() -> None:
     wait_ready(lambda: port_http(f"http://127.0.0.1:{ops}/readyz", key=None))
     ok(f"/readyz through the mapped ops port 127.0.0.1:{ops}")
     code, body = port_http(f"http://127.0.0.1:{api}/v1/screen", screen_body("What is my balance?"))
-    expect(code == 200, f"POST /v1/screen through the mapped port 127.0.0.1:{api}")
+    expect(code == 200, f"POST /v1/screen through the mapped port 127.0.0.1:{api} ({code} {body})")
     expect(sigterm(ctr) == 0, "SIGTERM: exit 0")
     # Writable root this time: whatever guard wrote is in the container's upper layer, beside the
     # mount points and files podman itself puts there.
