@@ -16,6 +16,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -149,58 +150,88 @@ def check_refuses_without_keys() -> None:
 
 
 def check_air_gapped_read_only() -> None:
+    ctr, pid = start("ro", "--network=none", "--read-only", "--read-only-tmpfs=false",
+                     "--cap-drop=ALL", "--security-opt=no-new-privileges")
+    wait_ready(lambda: ns_http(pid, "http://127.0.0.1:9090/readyz", key=None))
+    ok("/readyz 200, polled from inside the container's network namespace")
+    state = inspect(ctr)
+    expect(state["HostConfig"]["ReadonlyRootfs"], "root file system read-only, no tmpfs")
+    expect(state["HostConfig"]["NetworkMode"] == "none", "started with --network=none")
+    links = run("nsenter", "-t", str(pid), "-n", "ip", "-o", "link").stdout
+    expect([l.split(":")[1].strip() for l in links.splitlines()] == ["lo"],
+           "its only network interface is loopback")
+    status = open(f"/proc/{pid}/status").read().splitlines()
+    ids = {l.split(":")[0]: l.split()[1:] for l in status if l.startswith(("Uid", "Gid"))}
+    expect(ids == {"Uid": ["65532"] * 4, "Gid": ["65532"] * 4},
+           "the process runs as UID/GID 65532 (real, effective, saved, fs)")
+    rss = [l.split()[1] for l in status if l.startswith("VmRSS")]
+    print(f"figure resident memory once ready: {int(rss[0]) / 1024:.1f} MB")
+    caps = [l.split()[1] for l in status if l.startswith("CapEff")]
+    expect(caps == ["0000000000000000"], "no capabilities")
+    code, body = ns_http(pid, "http://127.0.0.1:8080/v1/screen", screen_body(CANARY))
+    expect(code == 200 and json.loads(body)["decision"] == "allow",
+           "POST /v1/screen with the key: 200, allow")
+    code, _ = ns_http(pid, "http://127.0.0.1:8080/v1/screen", screen_body(CANARY), key=None)
+    expect(code == 401, "without the key: 401")
+    code, metrics = ns_http(pid, "http://127.0.0.1:9090/metrics", key=None)
+    expect(code == 200, "/metrics on the ops port")
+    hpa = open("deploy/k8s/overlays/replicated/hpa.yaml").read()
+    scaled_on = re.findall(r"^\s+name: (guard_\w+)$", hpa, re.M)
+    served = {l.split()[0].split("{")[0] for l in metrics.splitlines() if l[:1] != "#"}
+    expect(bool(scaled_on) and set(scaled_on) <= served,
+           f"the HPA's metric {scaled_on} is one guard serves")
+    rc = sigterm(ctr)
+    expect(rc == 0, f"SIGTERM: exit {rc}")
+    out = run("podman", "logs", ctr).stdout
+    lines = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+    expect(any(l.get("product") == "wallet-assistant" and "text_hmac" in l for l in lines),
+           "the verdict's audit line is on stdout (written out before exit)")
+    logs = out + run("podman", "logs", ctr).stderr
+    expect(CANARY not in logs, "the screened text is in no log line")
+
+
+def check_start_time() -> None:
+    """Start to /readyz 200, five times. The poller runs before the container starts (on the
+    host's loopback, so --network=host), so the figure is guard's start, not the poller's."""
     from_run, from_start = [], []
     for i in range(STARTS):
-        t0 = time.monotonic()
-        ctr, pid = start(f"ro{i}", "--network=none", "--read-only", "--read-only-tmpfs=false",
-                         "--cap-drop=ALL", "--security-opt=no-new-privileges")
-        ready = wait_ready(lambda: ns_http(pid, "http://127.0.0.1:9090/readyz", key=None))
-        from_run.append(ready - t0)
-        # The container's own clock of when its process started, against the wall clock now.
+        api, ops = free_port(), free_port()
+        url = f"http://127.0.0.1:{ops}/readyz"
+        ready: list[float] = []
+        stop = threading.Event()
+
+        def poll() -> None:
+            while not stop.is_set():
+                code, _ = port_http(url, key=None)
+                if code == 200:
+                    ready.append(time.time())
+                    return
+                time.sleep(0.001)
+
+        poller = threading.Thread(target=poll)
+        poller.start()
+        t0 = time.time()
+        try:
+            ctr, _ = start(f"start{i}", "--network=host", "--read-only", "--read-only-tmpfs=false",
+                           "--cap-drop=ALL",
+                           env={"GUARD_LISTEN": f"127.0.0.1:{api}",
+                                "GUARD_OPS_LISTEN": f"127.0.0.1:{ops}"})
+            poller.join(timeout=30)
+        finally:
+            stop.set()
+            poller.join()
+        if not ready:
+            raise Fail("/readyz never answered 200 within 30 s")
+        from_run.append(ready[0] - t0)
+        # When the runtime started the container's process (podman's record), to the first 200.
         started = inspect(ctr)["State"]["StartedAt"]
-        wall = time.time() - (time.monotonic() - ready)
-        started_s = run("date", "-d", started, "+%s.%N").stdout.strip()
-        from_start.append(wall - float(started_s))
-        if i == 0:
-            state = inspect(ctr)
-            expect(state["HostConfig"]["ReadonlyRootfs"], "root file system read-only")
-            expect(state["HostConfig"]["NetworkMode"] == "none", "started with --network=none")
-            links = run("nsenter", "-t", str(pid), "-n", "ip", "-o", "link").stdout
-            expect([l.split(":")[1].strip() for l in links.splitlines()] == ["lo"],
-                   "its only network interface is loopback")
-            status = open(f"/proc/{pid}/status").read().splitlines()
-            ids = {l.split(":")[0]: l.split()[1:] for l in status if l.startswith(("Uid", "Gid"))}
-            expect(ids == {"Uid": ["65532"] * 4, "Gid": ["65532"] * 4},
-                   "the process runs as UID/GID 65532 (real, effective, saved, fs)")
-            rss = [l.split()[1] for l in status if l.startswith("VmRSS")]
-            print(f"figure resident memory once ready: {int(rss[0]) / 1024:.1f} MB")
-            caps = [l.split()[1] for l in status if l.startswith("CapEff")]
-            expect(caps == ["0000000000000000"], "no capabilities")
-            code, body = ns_http(pid, "http://127.0.0.1:8080/v1/screen", screen_body(CANARY))
-            expect(code == 200 and json.loads(body)["decision"] == "allow",
-                   "POST /v1/screen with the key: 200, allow")
-            code, _ = ns_http(pid, "http://127.0.0.1:8080/v1/screen", screen_body(CANARY), key=None)
-            expect(code == 401, "without the key: 401")
-            code, metrics = ns_http(pid, "http://127.0.0.1:9090/metrics", key=None)
-            expect(code == 200, "/metrics on the ops port")
-            hpa = open("deploy/k8s/overlays/replicated/hpa.yaml").read()
-            scaled_on = re.findall(r"^\s+name: (guard_\w+)$", hpa, re.M)
-            served = {l.split()[0].split("{")[0] for l in metrics.splitlines() if l[:1] != "#"}
-            expect(bool(scaled_on) and set(scaled_on) <= served,
-                   f"the HPA's metric {scaled_on} is one guard serves")
+        from_start.append(ready[0] - float(run("date", "-d", started, "+%s.%N").stdout.strip()))
         rc = sigterm(ctr)
-        expect(rc == 0, f"SIGTERM: exit {rc} (start {i + 1} of {STARTS})")
-        if i == 0:
-            out = run("podman", "logs", ctr).stdout
-            lines = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
-            expect(any(l.get("product") == "wallet-assistant" and "text_hmac" in l for l in lines),
-                   "the verdict's audit line is on stdout (written out before exit)")
-            logs = out + run("podman", "logs", ctr).stderr
-            expect(CANARY not in logs, "the screened text is in no log line")
+        expect(rc == 0, f"start {i + 1} of {STARTS}: /readyz 200, then SIGTERM: exit {rc}")
     ms = lambda xs: f"median {statistics.median(xs) * 1000:.0f} ms (" + ", ".join(
         f"{x * 1000:.0f}" for x in xs) + ")"
-    print(f"figure podman run -> /readyz 200: {ms(from_run)}; goal <= 1000 ms")
-    print(f"figure container start (State.StartedAt) -> /readyz 200: {ms(from_start)}")
+    print(f"figure podman run -> /readyz 200: {ms(from_run)}")
+    print(f"figure container start (State.StartedAt) -> /readyz 200: {ms(from_start)}; goal <= 1000 ms")
 
 
 def check_mapped_ports() -> None:
@@ -316,7 +347,7 @@ def check_kube_play() -> None:
 def main() -> int:
     try:
         for check in (check_files, check_refuses_without_keys, check_air_gapped_read_only,
-                      check_mapped_ports, check_shared_gate, check_kube_play):
+                      check_start_time, check_mapped_ports, check_shared_gate, check_kube_play):
             t = time.monotonic()
             print(f"-- {check.__name__}", flush=True)
             check()
