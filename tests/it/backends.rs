@@ -497,7 +497,9 @@ async fn an_answer_of_undeclared_length_is_cut_off_past_a_megabyte() {
         model: "lg".into(),
         api_key: None,
     };
-    let got = guard::backends::transport::post_json(&transport, &target, "chat/completions", &json!({})).await;
+    let got =
+        guard::backends::transport::post_json(&transport, &target, "chat/completions", &json!({}))
+            .await;
     assert!(
         matches!(&got, Err(guard::backends::BackendError::Unparsable(why)) if why.contains("too large")),
         "{got:?}"
