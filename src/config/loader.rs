@@ -291,7 +291,12 @@ impl<'a> Loader<'a> {
             Ok(t) => Arc::new(t),
             Err(problems) => {
                 for (key, message) in problems {
-                    self.problem(rel, &key, message, "see \"The tool policy\" in docs/policy.md");
+                    self.problem(
+                        rel,
+                        &key,
+                        message,
+                        "see \"The tool policy\" in docs/policy.md",
+                    );
                 }
                 Arc::new(ToolPolicy::default())
             }
