@@ -319,9 +319,19 @@ impl SignatureHit {
     }
 }
 
-impl Signatures {
-    /// Build from `(list name, list text)` pairs. Errors carry the list index.
-    pub fn parse(lists: &[(String, String)]) -> Result<Self, (usize, SignatureError)> {
+/// Every signature line of the lists, in its folded and skeleton forms.
+#[derive(Default)]
+struct Lines {
+    folded: Vec<(Vec<Slot>, Origin)>,
+    skeletons: Vec<(Vec<Slot>, Origin)>,
+    /// The punctuation of structural lines, by (list, line).
+    structures: HashMap<(String, usize), Box<str>>,
+    /// Phrases the lines expand to.
+    count: usize,
+}
+
+impl Lines {
+    fn read(lists: &[(String, String)]) -> Result<Self, (usize, SignatureError)> {
         let mut folded: Vec<(Vec<Slot>, Origin)> = Vec::new();
         let mut skeletons: Vec<(Vec<Slot>, Origin)> = Vec::new();
         let mut structures: HashMap<(String, usize), Box<str>> = HashMap::new();
@@ -362,6 +372,24 @@ impl Signatures {
                 folded.push((fold_slots(&slots), origin));
             }
         }
+        Ok(Lines {
+            folded,
+            skeletons,
+            structures,
+            count,
+        })
+    }
+}
+
+impl Signatures {
+    /// Build from `(list name, list text)` pairs. Errors carry the list index.
+    pub fn parse(lists: &[(String, String)]) -> Result<Self, (usize, SignatureError)> {
+        let Lines {
+            folded,
+            skeletons,
+            structures,
+            count,
+        } = Lines::read(lists)?;
         let squashed_of = |lines: &[(Vec<Slot>, Origin)]| -> Vec<_> {
             lines
                 .iter()
