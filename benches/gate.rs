@@ -62,6 +62,7 @@ fn round(conversation: String) -> Round {
                 id: Some(format!("call_{i}")),
                 tool: Some(tool.into()),
                 args: Ok(args),
+                ambiguity: None,
             })
             .collect(),
     }

@@ -56,6 +56,7 @@ fuzz_target!(|data: &[u8]| {
             id: v.get("id").and_then(|x| x.as_str()).map(str::to_string),
             tool: v.get("tool").and_then(|x| x.as_str()).map(str::to_string),
             args: Ok(v.get("args").cloned().unwrap_or(serde_json::Value::Null)),
+            ambiguity: None,
         })
         .collect();
     let n = calls.len();

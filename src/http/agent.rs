@@ -1,12 +1,14 @@
 //! While the agent works: `POST /v1/tool-calls` (the tool-call gate, [`crate::screens::tools`]) and
 //! `POST /v1/screen-context` (untrusted documents, [`crate::screens::context`]). Thin handlers: read
-//! the body tolerantly, hand it on, answer.
+//! the body, hand it on, answer. The gate's body is read strictly
+//! ([`crate::screens::tools::wire`]): a key given twice anywhere refuses it whole.
 
 use super::error::ApiError;
-use super::handlers::{admit, authorize_product, read_object, request_id};
+use super::handlers::{admit, authorize_product, read_body, read_object, request_id, require_json};
 use super::AppState;
 use crate::screens::context::Document;
-use crate::screens::tools::{ProposedCall, Round};
+use crate::screens::tools::wire::{self, label, WireError};
+use crate::screens::tools::Round;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::Value;
@@ -17,30 +19,22 @@ pub const MAX_CALLS_PER_REQUEST: usize = 1_000;
 /// Documents per `/v1/screen-context` request.
 pub const MAX_DOCUMENTS: usize = 64;
 
-#[derive(Debug, Deserialize)]
-pub struct ToolCallsRequest {
-    #[serde(default)]
-    product: Option<Value>,
-    #[serde(default)]
-    conversation: Option<Value>,
-    #[serde(default)]
-    turn: Option<Value>,
-    #[serde(default)]
-    calls: Option<Value>,
-}
-
 pub async fn tool_calls(
     state: web::Data<AppState>,
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let _permit = admit(&state, &req)?;
-    let body: ToolCallsRequest = read_object(&state, &req, payload).await?;
-    let product = required_id(body.product, "product", "missing_product")?;
+    let mut body = read_strict_object(&state, &req, payload).await?;
+    let product = required_id(body.remove("product"), "product", "missing_product")?;
     authorize_product(&state, &req, &product)?;
-    let conversation = required_id(body.conversation, "conversation", "missing_conversation")?;
-    let turn = required_id(body.turn, "turn", "missing_turn")?;
-    let calls = match body.calls {
+    let conversation = required_id(
+        body.remove("conversation"),
+        "conversation",
+        "missing_conversation",
+    )?;
+    let turn = required_id(body.remove("turn"), "turn", "missing_turn")?;
+    let calls = match body.remove("calls") {
         Some(Value::Array(calls)) => calls,
         _ => {
             return Err(ApiError::unprocessable(
@@ -61,10 +55,16 @@ pub async fn tool_calls(
         .config
         .product(&product)
         .ok_or_else(|| ApiError::unknown_product(&product))?;
+    let calls = calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| wire::read_call(c, i))
+        .collect::<Result<_, _>>()
+        .map_err(wire_error)?;
     let round = Round {
         conversation,
         turn,
-        calls: calls.into_iter().map(proposed_call).collect(),
+        calls,
     };
     let verdict = crate::screens::tools::decide(
         &p.name,
@@ -85,49 +85,29 @@ pub async fn tool_calls(
     Ok(HttpResponse::Ok().json(verdict))
 }
 
-/// One call as the model proposed it. Tolerant of the shapes agent frameworks hold:
-/// `{id, tool, args}`, `{id, name, arguments}`, and OpenAI's
-/// `{id, type: "function", function: {name, arguments: "<JSON text>"}}`.
-fn proposed_call(v: Value) -> ProposedCall {
-    let Value::Object(mut call) = v else {
-        return ProposedCall {
-            id: None,
-            tool: None,
-            args: Err("a call is an object {id, tool, args}".into()),
-        };
-    };
-    let function = match call.remove("function") {
-        Some(Value::Object(f)) => f,
-        _ => serde_json::Map::new(),
-    };
-    let id = label(call.get("id"));
-    let tool = label(
-        call.get("tool")
-            .or_else(|| call.get("name"))
-            .or_else(|| function.get("name")),
-    );
-    let args = call
-        .remove("args")
-        .or_else(|| call.remove("arguments"))
-        .or_else(|| function.get("arguments").cloned())
-        .unwrap_or(Value::Null);
-    let args = match args {
-        // Arguments as JSON text (OpenAI's wire): parsed, so white space and key order vanish.
-        Value::String(s) if s.trim().is_empty() => Ok(Value::Null),
-        Value::String(s) => serde_json::from_str(&s)
-            .map_err(|_| "the arguments are not valid JSON: send an object".to_string()),
-        other => Ok(other),
-    };
-    ProposedCall { id, tool, args }
+/// A JSON object body read with the duplicate-detecting parse.
+async fn read_strict_object(
+    state: &AppState,
+    req: &HttpRequest,
+    payload: web::Payload,
+) -> Result<serde_json::Map<String, Value>, ApiError> {
+    require_json(req.headers())?;
+    let bytes = read_body(state, req, payload).await?;
+    match wire::parse_strict(&bytes).map_err(wire_error)? {
+        Value::Object(map) => Ok(map),
+        _ => Err(ApiError::new(
+            400,
+            "malformed_json",
+            "the body must be a JSON object",
+        )),
+    }
 }
 
-/// An optional label (a call's id or tool, a document's id or owner): a string, cut at 256
-/// characters, or a number; anything else is none.
-fn label(v: Option<&Value>) -> Option<String> {
-    match v {
-        Some(Value::String(s)) => Some(s.chars().take(256).collect()),
-        Some(Value::Number(n)) => Some(n.to_string()),
-        _ => None,
+/// `400 duplicate_key` (the key's path, never a value) or `400 malformed_json`.
+fn wire_error(e: WireError) -> ApiError {
+    match e {
+        WireError::DuplicateKey(_) => ApiError::new(400, "duplicate_key", e.to_string()),
+        WireError::Malformed(detail) => ApiError::malformed_json(detail),
     }
 }
 
@@ -240,24 +220,4 @@ fn documents(v: Option<Value>) -> Result<Vec<Document>, ApiError> {
             }
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn openai_shaped_calls_are_read() {
-        let c = proposed_call(serde_json::json!({
-            "id": "call_1", "type": "function",
-            "function": {"name": "get_balance", "arguments": "{\"account\": \"A1\"}"}
-        }));
-        assert_eq!(c.id.as_deref(), Some("call_1"));
-        assert_eq!(c.tool.as_deref(), Some("get_balance"));
-        assert_eq!(c.args.ok(), Some(serde_json::json!({"account": "A1"})));
-        let bad = proposed_call(serde_json::json!({"id": "x", "name": "t", "arguments": "{oops"}));
-        assert!(bad.args.is_err());
-        let not_object = proposed_call(serde_json::json!([1]));
-        assert!(not_object.id.is_none() && not_object.args.is_err());
-    }
 }

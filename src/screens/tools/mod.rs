@@ -3,8 +3,9 @@
 //! model propose anything, but only what the product's tool policy allows runs.
 //!
 //! ```text
-//! proposed calls ─► rules (cap, shape, allowlist, limits, approval) ─► state (dedupe, velocity) ─► decisions
-//!                   pure, per call                                   one atomic step per round
+//! body ─► wire (duplicate keys, one shape per call) ─► rules (cap, shape, allowlist, argument
+//!         names and types, limits, approval) ─► state (dedupe, velocity, amount windows) ─► decisions
+//!         the whole body                           pure, per call       one atomic step per round
 //! ```
 //!
 //! Every call gets a decision, in order: `run`, `skip` (with a reason code and a message the
@@ -12,13 +13,17 @@
 //! same turn or batch; its id is given). Never a silent drop. When the state cannot be read the
 //! gate fails closed: every call that needed it is skipped as `gate_unavailable`.
 
+pub mod args;
 pub mod canonical;
 pub mod policy;
 mod rules;
 pub mod store;
+pub mod wire;
 
 use policy::ToolPolicy;
-use rules::{arg_values, check, hash, key, nonce, velocity_message, Site, Tentative};
+use rules::{
+    arg_values, check, hash, key, nonce, velocity_message, window_approval_message, Site, Tentative,
+};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -55,10 +60,16 @@ pub enum GateReason {
     Irreversible,
     /// The amount is above the tool's approval threshold.
     OverApprovalThreshold,
+    /// With the earlier calls of an amount window, the total goes above its approval
+    /// threshold (transfers split to stay under the per-call one).
+    AmountWindow,
     /// Past the per-round cap.
     RoundCap,
     /// No id or no tool name, or an id used twice in the round.
     InvalidCall,
+    /// The call names its tool (or its arguments) more than once, or in more than one shape:
+    /// which one an executor reads is not the gate's to guess.
+    AmbiguousCall,
     /// Arguments that are not an object, or a limited argument missing or unreadable.
     InvalidArguments,
     /// The tool is not on the product's allowlist.
@@ -79,8 +90,10 @@ impl GateReason {
             GateReason::Allowed => "allowed",
             GateReason::Irreversible => "irreversible",
             GateReason::OverApprovalThreshold => "over_approval_threshold",
+            GateReason::AmountWindow => "amount_window",
             GateReason::RoundCap => "round_cap",
             GateReason::InvalidCall => "invalid_call",
+            GateReason::AmbiguousCall => "ambiguous_call",
             GateReason::InvalidArguments => "invalid_arguments",
             GateReason::ToolNotAllowed => "tool_not_allowed",
             GateReason::OverLimit => "over_limit",
@@ -91,13 +104,28 @@ impl GateReason {
     }
 }
 
-/// One proposed call as the wire gave it (the handler is tolerant about its shape).
+/// One proposed call as the wire gave it ([`wire::read_call`] reads the accepted shapes).
 #[derive(Debug, Clone)]
 pub struct ProposedCall {
     pub id: Option<String>,
     pub tool: Option<String>,
     /// The arguments, or why they could not be read.
     pub args: Result<Value, String>,
+    /// Why the call cannot be read as one call (its tool named twice, two shapes at once):
+    /// such a call is skipped as `ambiguous_call`.
+    pub ambiguity: Option<String>,
+}
+
+impl ProposedCall {
+    /// A call read in one shape.
+    pub fn new(id: Option<String>, tool: Option<String>, args: Result<Value, String>) -> Self {
+        ProposedCall {
+            id,
+            tool,
+            args,
+            ambiguity: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -180,7 +208,7 @@ impl Stores {
         policy: &ToolPolicy,
         round: &StateRound,
         now_ms: u64,
-    ) -> Result<Vec<Settled>, StoreError> {
+    ) -> Result<store::RoundOutcome, StoreError> {
         match policy.store {
             policy::StoreKind::Memory => self.memory.apply(round, now_ms),
             policy::StoreKind::Redis => match &self.redis {
@@ -280,6 +308,23 @@ pub async fn decide(
                             d.decision = tentative.decision;
                             d.reason = tentative.reason;
                             d.message = tentative.message.clone();
+                        }
+                        // An amount window's total went above its approval threshold: a call
+                        // that would have run needs a person; one that already did keeps its
+                        // own reason.
+                        Settled::Approval(rule) => {
+                            d.decision = Decision::NeedsApproval;
+                            d.reason = tentative.reason;
+                            d.message = tentative.message.clone();
+                            if tentative.decision == Decision::Run {
+                                let v = policy.velocity.get(rule);
+                                d.reason = GateReason::AmountWindow;
+                                d.rule = v.map(|v| v.id.clone());
+                                d.message = Some(match v {
+                                    Some(v) => window_approval_message(v),
+                                    None => "a person must approve it".into(),
+                                });
+                            }
                         }
                         Settled::Reuse(id) => {
                             d.decision = Decision::Reuse;

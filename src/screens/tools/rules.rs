@@ -1,11 +1,13 @@
-//! The gate's rules: the static checks of one proposed call (cap, shape, allowlist, limits,
-//! approval) and the velocity windows it is counted in, with the messages a model can act on.
-//! Pure and per call; the state step (dedupe, velocity) is the store's.
+//! The gate's rules: the static checks of one proposed call (cap, shape, allowlist, argument
+//! names and types, limits, approval) and the velocity windows it is counted in, with the
+//! messages a model can act on. Pure and per call; the state step (dedupe, velocity) is the
+//! store's.
 
-use super::policy::{self, Counted, Scope, Tool, ToolPolicy};
+use super::args::{self, ArgSpec, ArgType, Meaning, ReadError, RecordFormat};
+use super::policy::{self, Counted, Scope, Tool, ToolPolicy, WindowLimit};
 use super::store::{CounterOp, Pending};
 use super::{canonical, Decision, GateReason, ProposedCall};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::HashMap;
 
 /// What a call will be if the state lets it go ahead.
@@ -26,6 +28,24 @@ pub(super) struct Site<'a> {
     pub(super) index: usize,
 }
 
+/// A call's arguments as the gate read them.
+pub(crate) struct ReadArgs<'t> {
+    /// The declared arguments by meaning, in name order; absent ones and ones given as their
+    /// default are left out.
+    pub(crate) meanings: Vec<(&'t str, Meaning)>,
+    /// The ids of `record_arg` when it is not declared (read as record ids), if given.
+    pub(crate) undeclared_records: Option<Vec<String>>,
+}
+
+impl ReadArgs<'_> {
+    pub(crate) fn meaning(&self, name: &str) -> Option<&Meaning> {
+        self.meanings
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, m)| m)
+    }
+}
+
 /// The static checks of one call, in order; `Ok` when only the state can still stop it.
 pub(super) fn check(
     policy: &ToolPolicy,
@@ -40,6 +60,9 @@ pub(super) fn check(
             GateReason::RoundCap,
             format!("cap of {cap} calls per round reached: narrow the request"),
         ));
+    }
+    if let Some(why) = &call.ambiguity {
+        return Err((GateReason::AmbiguousCall, why.clone()));
     }
     let id = match call.id.as_deref() {
         Some(id) if !id.trim().is_empty() => id,
@@ -61,7 +84,7 @@ pub(super) fn check(
     };
     let args = match &call.args {
         Ok(Value::Object(map)) => map,
-        Ok(Value::Null) => &serde_json::Map::new(),
+        Ok(Value::Null) => &Map::new(),
         Ok(_) => {
             return Err((
                 GateReason::InvalidArguments,
@@ -76,6 +99,7 @@ pub(super) fn check(
             format!("`{name}` is not available to this agent"),
         ));
     };
+    let read = read_args(policy, tool, args)?;
     let amount = limits(tool, args)?;
     let threshold = tool
         .amount
@@ -110,30 +134,178 @@ pub(super) fn check(
             message: None,
         }
     };
-    let ops = counters(policy, tool, name, args, at)?;
+    let ops = counters(policy, tool, name, args, &read, amount, at)?;
+    let hash = if tool.args.is_empty() {
+        canonical::call_hash_of_object(name, args)
+    } else {
+        canonical::call_hash_by_meaning(name, args, &tool.args, &read.meanings)
+    };
     Ok((
         tentative,
         Pending {
             id: id.to_string(),
-            hash: canonical::call_hash_of_object(name, args),
+            hash,
             ops,
         },
     ))
 }
 
+/// The call's argument names, then its declared arguments by type: one spelling per name,
+/// every declared value readable, no pattern where records are named.
+pub(crate) fn read_args<'t>(
+    policy: &ToolPolicy,
+    tool: &'t Tool,
+    args: &Map<String, Value>,
+) -> Result<ReadArgs<'t>, Refusal> {
+    if let Some((at, a, b)) = args::colliding_names(args) {
+        let place = if at.is_empty() {
+            String::new()
+        } else {
+            format!(" (in `{}`)", short(&at))
+        };
+        return Err((
+            GateReason::InvalidArguments,
+            format!(
+                "`{}` and `{}` name one argument{place}: send it once, spelled one way",
+                short(&a),
+                short(&b)
+            ),
+        ));
+    }
+    for k in args.keys() {
+        if tool.args.contains_key(k) {
+            continue;
+        }
+        let folded = args::fold_name(k);
+        if let Some((_, name)) = tool
+            .read_names
+            .iter()
+            .find(|(fold, name)| *fold == folded && name != k)
+        {
+            return Err((
+                GateReason::InvalidArguments,
+                format!(
+                    "`{}` is not how this tool spells `{name}`: write `{name}`",
+                    short(k)
+                ),
+            ));
+        }
+    }
+    let mut meanings = Vec::with_capacity(tool.args.len());
+    for (name, spec) in &tool.args {
+        let v = args.get(name).unwrap_or(&Value::Null);
+        match args::read(&spec.ty, v, &policy.read) {
+            Ok(Some(m)) => {
+                if spec.default.as_ref() == Some(&m) {
+                    continue;
+                }
+                if let ArgType::Record(r) = &spec.ty {
+                    if let Some(max) = r.max_records.filter(|max| m.values().len() > *max) {
+                        return Err((
+                            GateReason::OverLimit,
+                            format!(
+                                "at most {max} {} record(s) per call in `{name}`: name fewer",
+                                r.kind
+                            ),
+                        ));
+                    }
+                }
+                meanings.push((name.as_str(), m));
+            }
+            Ok(None) if spec.optional => {}
+            Ok(None) => return Err((GateReason::InvalidArguments, missing(name, spec))),
+            Err(e) => return Err((GateReason::InvalidArguments, unreadable(name, spec, e))),
+        }
+    }
+    // `record_arg` read as ids even when it is not declared: a wildcard is never a record.
+    let mut undeclared_records = None;
+    if let Some(arg) = tool
+        .record_arg
+        .as_deref()
+        .filter(|a| !tool.args.contains_key(*a))
+    {
+        match args.get(arg) {
+            Some(v) if !matches!(v, Value::Null) => {
+                match args::records(v, RecordFormat::Id, &policy.read) {
+                    Ok(ids) => undeclared_records = Some(ids),
+                    Err(ReadError::Pattern) if !is_blank_text(v) => {
+                        return Err((GateReason::InvalidArguments, pattern_message(arg, "record")))
+                    }
+                    Err(_) => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(ReadArgs {
+        meanings,
+        undeclared_records,
+    })
+}
+
+fn is_blank_text(v: &Value) -> bool {
+    v.as_str().is_some_and(|s| s.trim().is_empty())
+}
+
+fn missing(name: &str, spec: &ArgSpec) -> String {
+    match &spec.ty {
+        ArgType::Record(_) => format!("give `{name}`: the record this call touches"),
+        _ => format!("give `{name}` as {}", describe(spec)),
+    }
+}
+
+fn unreadable(name: &str, spec: &ArgSpec, e: ReadError) -> String {
+    match (&spec.ty, e) {
+        (ArgType::Record(r), ReadError::Pattern) => pattern_message(name, &r.kind),
+        _ => format!("give `{name}` as {}", describe(spec)),
+    }
+}
+
+fn pattern_message(name: &str, kind: &str) -> String {
+    format!(
+        "`{name}`: name each {kind} by its id; a pattern, a wildcard, a word like `all` or an empty list is not a record"
+    )
+}
+
+/// What a value of the type looks like, for the model.
+fn describe(spec: &ArgSpec) -> String {
+    match &spec.ty {
+        ArgType::Amount => "an amount: a number, 0 or more".into(),
+        ArgType::Count => "a whole number".into(),
+        ArgType::Record(r) => match r.format {
+            RecordFormat::Id => format!("{} ids (letters and digits)", r.kind),
+            RecordFormat::Phone => format!("{} numbers (phone numbers)", r.kind),
+        },
+        ArgType::Phone => "one phone number".into(),
+        ArgType::Date => "a date (YYYY-MM-DD)".into(),
+        ArgType::FreeText => "text".into(),
+        ArgType::Code(None) => "a code (letters and digits)".into(),
+        ArgType::Code(Some(values)) => format!("one of: {}", values.join(", ")),
+    }
+}
+
+/// A name cut for a message (names are the model's, and may be long).
+fn short(s: &str) -> String {
+    let mut out: String = s.chars().filter(|c| !c.is_control()).take(64).collect();
+    if s.chars().count() > 64 {
+        out.push('…');
+    }
+    out
+}
+
 /// The tool's argument limits; the amount (when the tool has amount limits) for the approval
-/// threshold.
-fn limits(tool: &Tool, args: &serde_json::Map<String, Value>) -> Result<Option<f64>, Refusal> {
+/// threshold and the amount windows.
+fn limits(tool: &Tool, args: &Map<String, Value>) -> Result<Option<f64>, Refusal> {
     let mut amount = None;
     if let Some(limit) = &tool.amount {
         let name = &tool.amount_arg;
-        let a = args.get(name).and_then(number).ok_or_else(|| {
+        let a = args.get(name).and_then(args::amount).ok_or_else(|| {
             (
                 GateReason::InvalidArguments,
                 format!("give `{name}` as a number of {}", limit.unit),
             )
         })?;
-        if let Some(currency) = args.get(&tool.currency_arg) {
+        if let Some(currency) = args.get(&tool.currency_arg).filter(|c| !c.is_null()) {
             let same = currency
                 .as_str()
                 .is_some_and(|c| c.trim().eq_ignore_ascii_case(&limit.unit));
@@ -156,17 +328,13 @@ fn limits(tool: &Tool, args: &serde_json::Map<String, Value>) -> Result<Option<f
     }
     if let Some(max) = tool.max_count {
         let name = &tool.count_arg;
-        let n = args
-            .get(name)
-            .and_then(number)
-            .filter(|n| n.fract() == 0.0)
-            .ok_or_else(|| {
-                (
-                    GateReason::InvalidArguments,
-                    format!("give `{name}` as a whole number (at most {max})"),
-                )
-            })?;
-        if n > max as f64 {
+        let n = args.get(name).and_then(args::count).ok_or_else(|| {
+            (
+                GateReason::InvalidArguments,
+                format!("give `{name}` as a whole number (at most {max})"),
+            )
+        })?;
+        if n > max {
             return Err((
                 GateReason::OverLimit,
                 format!("at most {max} per call; narrow the request"),
@@ -198,76 +366,163 @@ fn limits(tool: &Tool, args: &serde_json::Map<String, Value>) -> Result<Option<f
     Ok(amount)
 }
 
-/// The velocity windows this call is counted in.
+/// The velocity windows this call is counted in, and what it adds to each.
 fn counters(
     policy: &ToolPolicy,
     tool: &Tool,
     name: &str,
-    args: &serde_json::Map<String, Value>,
+    args: &Map<String, Value>,
+    read: &ReadArgs<'_>,
+    amount: Option<f64>,
     at: &Site<'_>,
 ) -> Result<Vec<CounterOp>, Refusal> {
     let mut ops = Vec::new();
     let (nonce, index, conversation) = (at.nonce, at.index, at.conversation);
+    let this_call = || vec![format!("{nonce}.{index}")];
     for (rule, v) in policy.velocity.iter().enumerate() {
         if v.tool.as_deref().is_some_and(|t| t != name) {
             continue;
         }
-        let member = match v.count {
-            Counted::Calls => format!("{nonce}.{index}"),
-            Counted::Outbound if tool.outbound => format!("{nonce}.{index}"),
-            Counted::Outbound => continue,
-            Counted::Records => {
-                let Some(arg) = &tool.record_arg else {
-                    continue;
-                };
-                match args.get(arg) {
-                    Some(Value::String(s)) if !s.trim().is_empty() => hash(s.trim()),
-                    Some(Value::Number(n)) => {
-                        hash(&canonical::canonical(&Value::Number(n.clone())))
-                    }
-                    _ => {
-                        return Err((
-                            GateReason::InvalidArguments,
-                            format!("give `{arg}`: the record this call touches"),
-                        ))
-                    }
+        let (members, weight, approval_above, max) = match (&v.count, &v.limit) {
+            (Counted::Calls, WindowLimit::Count(max)) => (this_call(), 1, None, *max),
+            (Counted::Outbound, WindowLimit::Count(max)) if tool.outbound => {
+                (this_call(), 1, None, *max)
+            }
+            (Counted::Records, WindowLimit::Count(max)) => {
+                match record_members(tool, args, read)? {
+                    Some(members) => (members, 1, None, *max),
+                    None => continue,
                 }
             }
+            (Counted::Amount, WindowLimit::Amount(limit)) => {
+                let in_unit = tool.amount.as_ref().is_some_and(|a| a.unit == limit.unit);
+                let Some(a) = amount.filter(|_| in_unit) else {
+                    continue;
+                };
+                (
+                    this_call(),
+                    args::hundredths(a),
+                    limit.approval_above.map(args::hundredths),
+                    limit.max.map_or(u64::MAX, args::hundredths),
+                )
+            }
+            _ => continue,
+        };
+        // `per`: one window per value of the argument; a tool that does not declare it is not
+        // counted, an optional one left out is counted under "none given".
+        let per: Vec<String> = match &v.per {
+            None => vec![String::new()],
+            Some(arg) if !tool.args.contains_key(arg) => continue,
+            Some(arg) => match read.meaning(arg) {
+                Some(m) => m.values().iter().map(|x| hash(x)).collect(),
+                None => vec!["-".into()],
+            },
         };
         let tool_part = match v.count {
             Counted::Calls if v.tool.is_none() => name,
             _ => "",
         };
-        let scope: &[&str] = match v.scope {
-            Scope::Conversation => &["v", &v.id, "c", conversation, tool_part],
-            Scope::Product => &["v", &v.id, "p", tool_part],
-        };
-        ops.push(CounterOp {
-            key: key(at.product, scope),
-            window_ms: v.window_ms,
-            max: v.max,
-            member,
-            rule,
-        });
+        for value in &per {
+            let mut parts: Vec<&str> = match v.scope {
+                Scope::Conversation => vec!["v", &v.id, "c", conversation, tool_part],
+                Scope::Product => vec!["v", &v.id, "p", tool_part],
+            };
+            if v.per.is_some() {
+                parts.push(value);
+            }
+            ops.push(CounterOp {
+                key: key(at.product, &parts),
+                window_ms: v.window_ms,
+                max,
+                approval_above,
+                members: members.clone(),
+                weight,
+                sum: v.count == Counted::Amount,
+                rule,
+            });
+        }
     }
     Ok(ops)
 }
 
+/// What a `records` window counts for this call: each record of `record_arg`, hashed with its
+/// kind; `None` when the tool names no record (or an optional one was left out).
+fn record_members(
+    tool: &Tool,
+    args: &Map<String, Value>,
+    read: &ReadArgs<'_>,
+) -> Result<Option<Vec<String>>, Refusal> {
+    let Some(arg) = &tool.record_arg else {
+        return Ok(None);
+    };
+    let kind = tool.record_kind();
+    let ids = if tool.args.contains_key(arg) {
+        match read.meaning(arg) {
+            Some(m) => m.values(),
+            None => return Ok(None),
+        }
+    } else {
+        match &read.undeclared_records {
+            Some(ids) if args.contains_key(arg) => ids.as_slice(),
+            _ => {
+                return Err((
+                    GateReason::InvalidArguments,
+                    format!("give `{arg}`: the record this call touches"),
+                ))
+            }
+        }
+    };
+    Ok(Some(
+        ids.iter()
+            .map(|id| hash(&format!("{kind}\u{1f}{id}")))
+            .collect(),
+    ))
+}
+
 pub(super) fn velocity_message(v: &policy::Velocity, tool: &str) -> String {
-    let what = match v.count {
-        Counted::Calls => format!("`{}` calls", v.tool.as_deref().unwrap_or(tool)),
-        Counted::Records => "records touched".to_string(),
-        Counted::Outbound => "messages sent".to_string(),
+    let scope = match (v.scope, &v.per) {
+        (Scope::Conversation, None) => "this conversation".to_string(),
+        (Scope::Product, None) => "this service".to_string(),
+        (Scope::Conversation, Some(per)) => format!("this conversation for this `{per}`"),
+        (Scope::Product, Some(per)) => format!("this service for this `{per}`"),
     };
-    let scope = match v.scope {
-        Scope::Conversation => "this conversation",
-        Scope::Product => "this service",
+    let window = human_window(v.window_ms);
+    match &v.limit {
+        WindowLimit::Count(max) => {
+            let what = match v.count {
+                Counted::Calls => format!("`{}` calls", v.tool.as_deref().unwrap_or(tool)),
+                Counted::Records => "records touched".to_string(),
+                _ => "messages sent".to_string(),
+            };
+            format!(
+                "too many {what} in {scope} (at most {max} per {window}): wait, or ask a person"
+            )
+        }
+        WindowLimit::Amount(limit) => format!(
+            "the amounts in {scope} would go over {} {} per {window}: wait, or ask a person",
+            limit.max.map_or_else(|| "the limit".to_string(), grouped),
+            limit.unit
+        ),
+    }
+}
+
+/// The message of a call an amount window sends to a person.
+pub(super) fn window_approval_message(v: &policy::Velocity) -> String {
+    let scope = match (v.scope, &v.per) {
+        (Scope::Conversation, None) => "in this conversation".to_string(),
+        (Scope::Product, None) => "across this service".to_string(),
+        (Scope::Conversation, Some(per)) => format!("for this `{per}` in this conversation"),
+        (Scope::Product, Some(per)) => format!("for this `{per}` across this service"),
     };
-    format!(
-        "too many {what} in {scope} (at most {} per {}): wait, or ask a person",
-        v.max,
-        human_window(v.window_ms)
-    )
+    match &v.limit {
+        WindowLimit::Amount(limit) => format!(
+            "with the earlier amounts {scope} this goes above {} {} per {}: a person must approve it",
+            limit.approval_above.map_or_else(|| "the threshold".to_string(), grouped),
+            limit.unit,
+            human_window(v.window_ms)
+        ),
+        WindowLimit::Count(_) => "a person must approve it".into(),
+    }
 }
 
 fn human_window(ms: u64) -> String {
@@ -280,34 +535,12 @@ fn human_window(ms: u64) -> String {
     }
 }
 
-/// A number from a JSON number or a numeric string ("50,000", "৫০০০০"); negative numbers and
-/// anything else are not amounts.
-fn number(v: &Value) -> Option<f64> {
-    let n = match v {
-        Value::Number(n) => n.as_f64()?,
-        Value::String(s) => {
-            let t: String = s
-                .trim()
-                .chars()
-                .filter(|c| !matches!(c, ',' | '_' | ' '))
-                .map(|c| crate::redact::digit_char(c).map_or(c, |d| char::from(b'0' + d as u8)))
-                .collect();
-            if t.is_empty() || !t.chars().all(|c| c.is_ascii_digit() || c == '.') {
-                return None;
-            }
-            t.parse().ok()?
-        }
-        _ => return None,
-    };
-    (n.is_finite() && n >= 0.0).then_some(n)
-}
-
-/// Days since 1970-01-01 of an ISO date (`YYYY-MM-DD`, a time after it is ignored); `None` for
-/// a date the calendar does not have (`2026-02-31`).
+/// Days since 1970-01-01 of an ISO date (`YYYY-MM-DD` in any script's digits, a time after it
+/// is ignored); `None` for a date the calendar does not have (`2026-02-31`).
 fn days_from_iso(s: &str) -> Option<i64> {
     use chrono::Datelike;
-    let date = s.trim().get(..10)?;
-    let date = chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").ok()?;
+    let canonical = args::date(s)?;
+    let date = chrono::NaiveDate::parse_from_str(canonical.get(..10)?, "%Y-%m-%d").ok()?;
     if !(1..=9999).contains(&date.year()) {
         return None;
     }
@@ -404,6 +637,10 @@ mod tests {
         assert_eq!(days_from_iso("2026-00-10"), None);
         assert_eq!(days_from_iso("2024-02-29").map(|d| d > 0), Some(true));
         assert_eq!(days_from_iso("2000-01-01"), Some(10_957));
+    }
+
+    fn number(v: &Value) -> Option<f64> {
+        args::amount(v)
     }
 
     #[test]
