@@ -12,6 +12,7 @@ mod context;
 mod evals;
 mod fail_closed;
 mod gate;
+pub mod gate_args;
 mod gate_redis;
 mod judge;
 mod ops;

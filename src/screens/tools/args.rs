@@ -69,8 +69,8 @@ pub struct RecordSpec {
 /// How a record's id is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RecordFormat {
-    /// Letters and digits with inner `-`, `_`, `.`, `/` or `:`, holding at least one digit;
-    /// compared upper-cased, digits of any script as ASCII.
+    /// Letters and digits with inner `-` or `_`, holding at least one digit; compared
+    /// upper-cased, digits of any script as ASCII.
     Id,
     /// A phone number (a mobile wallet's number), compared in its canonical form.
     Phone,
@@ -497,8 +497,9 @@ fn split_records(
 }
 
 /// One record id, canonical: invisible characters removed, NFKC, digits of any script as
-/// ASCII, upper-cased. Letters and digits with single inner `-`, `_`, `.`, `/` or `:`, and at
-/// least one digit: anything else is a pattern or a word, not an id.
+/// ASCII, upper-cased. Letters and digits with single inner `-` or `_`, and at least one digit:
+/// anything else is a pattern, a word or a list the gate cannot split with certainty
+/// (`C1/C2`, `C1.C2`), not an id.
 fn record_id(token: &str) -> Result<String, ReadError> {
     let mut id = String::with_capacity(token.len());
     let mut digit = false;
@@ -516,7 +517,7 @@ fn record_id(token: &str) -> Result<String, ReadError> {
         } else if c.is_alphabetic() || is_mark(c) {
             id.extend(c.to_uppercase());
             after_joiner = false;
-        } else if matches!(c, '-' | '_' | '.' | '/' | ':') && !after_joiner {
+        } else if matches!(c, '-' | '_') && !after_joiner {
             id.push(c);
             after_joiner = true;
         } else {
@@ -679,7 +680,8 @@ mod tests {
         assert_eq!(ids(json!(["C1", "C2", 17])).map(|r| r.len()), Ok(3));
         assert_eq!(ids(json!("C1\tC2\nC3")).map(|r| r.len()), Ok(3));
         for wildcard in [
-            "*", "%", "all", "ALL", "CIF-*", "CIF-%", "C?", ".*", "সব", ",", "CIF-", "-1", "C1..C9",
+            "*", "%", "all", "ALL", "CIF-*", "CIF-%", "C?", ".*", "সব", ",", "CIF-", "-1",
+            "C1..C9", "C1/C2", "C1.C2", "C1+C2",
         ] {
             assert_eq!(ids(json!(wildcard)), Err(ReadError::Pattern), "{wildcard}");
         }
