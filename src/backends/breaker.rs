@@ -81,6 +81,22 @@ impl Drop for Admission<'_> {
     }
 }
 
+/// One model call through the backend's breaker and cap, when it has one (the embedded model
+/// has none): refused at once when the breaker is open or the cap full, counted as a success
+/// when the server answered (`call` returned `Ok`), as a failure otherwise, a call dropped by
+/// the pipeline's timeout included. The one place a call is admitted.
+pub async fn call_through<T>(
+    breaker: Option<&Breaker>,
+    call: impl std::future::Future<Output = Result<T, BackendError>>,
+) -> Result<T, BackendError> {
+    let admission = breaker.map(Breaker::admit).transpose()?;
+    let answer = call.await?;
+    if let Some(a) = admission {
+        a.succeeded();
+    }
+    Ok(answer)
+}
+
 impl Breaker {
     pub fn new(settings: BreakerSettings, transport: Transport) -> Self {
         Breaker {

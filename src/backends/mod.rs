@@ -59,7 +59,7 @@ impl BackendKind {
     /// model's were tuned on the development split (models/README.md); the remote ones take
     /// the models' own decision boundary (0.5) and block outright only when the model is sure.
     /// Labels come first either way: an explicit `unsafe` is never below borderline.
-    pub fn default_thresholds(self) -> crate::screens::input::stages::guard::Thresholds {
+    pub fn default_thresholds(self) -> Thresholds {
         let (allow_below, block_at) = match self {
             BackendKind::Embedded => (0.62, 0.9),
             BackendKind::LlamaGuard3
@@ -67,9 +67,54 @@ impl BackendKind {
             | BackendKind::Tei
             | BackendKind::OpenaiModeration => (0.5, 0.9),
         };
-        crate::screens::input::stages::guard::Thresholds {
+        Thresholds {
             allow_below,
             block_at,
+        }
+    }
+}
+
+/// Per-product thresholds on P(unsafe): what the guard stage turns a [`Judgement`] into
+/// `safe`, `borderline` or `unsafe` with. Each kind of model has its defaults.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    /// Below this, safe.
+    pub allow_below: f32,
+    /// At or above this, unsafe. In between: borderline, the judge decides.
+    pub block_at: f32,
+}
+
+/// How a model call ended: the `outcome` label of `guard_model_calls_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelOutcome {
+    Ok,
+    Timeout,
+    Error,
+    Unparsable,
+    /// The breaker was open: not called.
+    CircuitOpen,
+    /// The backend's concurrency cap was full: not called.
+    Shed,
+}
+
+impl ModelOutcome {
+    pub const ALL: [ModelOutcome; 6] = [
+        ModelOutcome::Ok,
+        ModelOutcome::Timeout,
+        ModelOutcome::Error,
+        ModelOutcome::Unparsable,
+        ModelOutcome::CircuitOpen,
+        ModelOutcome::Shed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelOutcome::Ok => "ok",
+            ModelOutcome::Timeout => "timeout",
+            ModelOutcome::Error => "error",
+            ModelOutcome::Unparsable => "unparsable",
+            ModelOutcome::CircuitOpen => "circuit_open",
+            ModelOutcome::Shed => "shed",
         }
     }
 }
@@ -140,8 +185,7 @@ pub enum BackendError {
 
 impl BackendError {
     /// Closed label for metrics.
-    pub fn outcome(&self) -> crate::obs::metrics::ModelOutcome {
-        use crate::obs::metrics::ModelOutcome;
+    pub fn outcome(&self) -> ModelOutcome {
         match self {
             BackendError::Timeout => ModelOutcome::Timeout,
             BackendError::Connect(_) | BackendError::Status(_) => ModelOutcome::Error,

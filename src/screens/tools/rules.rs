@@ -4,16 +4,16 @@
 //! store's.
 
 use super::args::{self, ArgSpec, ArgType, Meaning, ReadError, RecordFormat};
+use super::canonical;
 use super::policy::{self, Counted, Scope, Tool, ToolPolicy, WindowLimit};
 use super::store::{CounterOp, Pending};
-use super::{canonical, Decision, GateReason, ProposedCall};
+use super::verdict::{GateReason, ProposedCall};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
 /// What a call will be if the state lets it go ahead.
 #[derive(Debug, Clone)]
 pub(super) struct Tentative {
-    pub(super) decision: Decision,
     pub(super) reason: GateReason,
     pub(super) message: Option<String>,
 }
@@ -111,7 +111,6 @@ pub(super) fn check(
     };
     let tentative = if tool.irreversible {
         Tentative {
-            decision: Decision::NeedsApproval,
             reason: GateReason::Irreversible,
             message: Some(format!(
                 "`{name}` cannot be undone: a person must approve it"
@@ -119,7 +118,6 @@ pub(super) fn check(
         }
     } else if let Some((a, m, unit)) = over_approval {
         Tentative {
-            decision: Decision::NeedsApproval,
             reason: GateReason::OverApprovalThreshold,
             message: Some(format!(
                 "{} {unit} is above {} {unit}: a person must approve it",
@@ -129,7 +127,6 @@ pub(super) fn check(
         }
     } else {
         Tentative {
-            decision: Decision::Run,
             reason: GateReason::Allowed,
             message: None,
         }
