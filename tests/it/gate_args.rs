@@ -430,7 +430,10 @@ proptest! {
         if let Node::Obj(entries) = &mut root {
             entries.push(("wallet".into(), Node::Leaf("01711000000".into())));
         }
-        let p = shipped_policy("wallet-assistant");
+        // The shipped policy refuses undeclared arguments; the random ones here are kept
+        // (compared literally), so only their names are at stake.
+        let mut p = shipped_policy("wallet-assistant");
+        p.refuse_undeclared = false;
         let call = |args: &Node| format!(r#"{{"id": "a", "tool": "get_balance", "args": {}}}"#, text_of(args));
         let clean = rt().block_on(gate_body(&p, &memory(), &body("v", "1", &[call(&root)]), 0));
         let clean = clean.map(|d| (d[0].decision, d[0].reason));
@@ -483,6 +486,30 @@ async fn a_name_spelled_otherwise_than_the_tool_reads_it_is_refused() {
             d,
             Ok((Decision::Skip, GateReason::InvalidArguments)),
             "{args}"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn a_tool_that_declares_its_arguments_takes_no_other_on_the_shipped_policies() {
+    let p = shipped_policy("bank-operator");
+    for args in [
+        json!({"customer_id": "C1", "customer_ids": "*"}),
+        json!({"customer_id": "C1", "account": "A1", "accounts": ["A2", "A3"]}),
+        json!({"customer_id": "C1", "filter": {"all": true}}),
+    ] {
+        let call = json!({"id": "a", "tool": "lookup_customer", "args": args});
+        let d = gate_body(&p, &memory(), &body("extra", "1", &[call.to_string()]), 0).await;
+        let d = d.map(|d| {
+            (
+                d[0].decision,
+                d[0].reason,
+                d[0].message.clone().unwrap_or_default(),
+            )
+        });
+        assert!(
+            matches!(&d, Ok((Decision::Skip, GateReason::InvalidArguments, m)) if m.contains("not an argument of this tool")),
+            "{args}: {d:?}"
         );
     }
 }

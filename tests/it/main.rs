@@ -13,6 +13,7 @@ mod evals;
 mod fail_closed;
 mod gate;
 pub mod gate_args;
+mod gate_eval;
 mod gate_redis;
 mod judge;
 mod ops;

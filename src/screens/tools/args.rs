@@ -141,7 +141,13 @@ pub fn read(ty: &ArgType, v: &Value, s: &ReadSettings) -> Result<Option<Meaning>
     match ty {
         ArgType::Amount => one(amount(v).map(amount_text)),
         ArgType::Count => one(count(v).map(|n| n.to_string())),
-        ArgType::Phone => one(v.as_str().and_then(|t| phone(t, &s.country_code))),
+        ArgType::Phone => one(match v {
+            Value::String(t) => phone(t, &s.country_code),
+            Value::Number(n) => n
+                .as_u64()
+                .and_then(|n| phone(&n.to_string(), &s.country_code)),
+            _ => None,
+        }),
         ArgType::Date => one(v.as_str().and_then(date)),
         ArgType::FreeText => one(free_text(v)),
         ArgType::Code(values) => {
@@ -318,9 +324,9 @@ pub fn phone(s: &str, country_code: &str) -> Option<String> {
     // A national number (the country code added here) has at least 7 digits of its own.
     let national = |n: &str| (n.len() >= 7).then(|| format!("{country_code}{n}"));
     let international = if plus {
-        Some(digits)
+        Some(without_trunk(digits, country_code))
     } else if let Some(rest) = digits.strip_prefix("00") {
-        Some(rest.to_string())
+        Some(without_trunk(rest.to_string(), country_code))
     } else if digits.starts_with(country_code) && digits.len() >= country_code.len() + 8 {
         Some(digits)
     } else if let Some(n) = digits.strip_prefix('0') {
@@ -329,6 +335,15 @@ pub fn phone(s: &str, country_code: &str) -> Option<String> {
         national(&digits)
     }?;
     ((8..=15).contains(&international.len())).then(|| format!("+{international}"))
+}
+
+/// `+880 (0)1711000000`: the national trunk 0 written after the country code is not part of
+/// the number.
+fn without_trunk(digits: String, country_code: &str) -> String {
+    match digits.strip_prefix(country_code) {
+        Some(rest) if rest.starts_with('0') => format!("{country_code}{}", &rest[1..]),
+        _ => digits,
+    }
 }
 
 /// A date `YYYY-MM-DD` (digits of any script), a time after it kept as written (trimmed).
@@ -656,6 +671,8 @@ mod tests {
             "01711-000000",
             "+880 1711 000 000",
             "(+880) 1711.000000",
+            "+880 (0)1711 000000",
+            "+88 01711000000",
             "০১৭১১০০০০০০",
             "1711000000",
         ] {

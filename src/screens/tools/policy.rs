@@ -67,6 +67,11 @@ pub struct RawToolGate {
     /// `+8801711000000`.
     #[serde(default)]
     pub phone_country_code: Option<String>,
+    /// What a tool that declares its arguments does with an argument it does not declare:
+    /// `"keep"` (the default: compared literally) or `"refuse"` (`invalid_arguments`: the gate
+    /// vouches only for what it reads).
+    #[serde(default)]
+    pub undeclared_args: Option<String>,
 }
 
 /// One `[tools.<name>]` table. Amount limits carry their currency in the key
@@ -230,6 +235,8 @@ pub struct ToolPolicy {
     pub store_timeout_ms: u64,
     /// How argument values are read (the phone country code).
     pub read: ReadSettings,
+    /// A tool that declares its arguments refuses any other (`undeclared_args = "refuse"`).
+    pub refuse_undeclared: bool,
 }
 
 impl Default for ToolPolicy {
@@ -242,6 +249,7 @@ impl Default for ToolPolicy {
             dedupe_ttl_ms: 3_600_000,
             store_timeout_ms: 250,
             read: ReadSettings::default(),
+            refuse_undeclared: false,
         }
     }
 }
@@ -320,6 +328,17 @@ impl ToolPolicy {
             }
             policy.read.country_code = cc;
         }
+        policy.refuse_undeclared = match gate.undeclared_args.as_deref() {
+            None | Some("keep") => false,
+            Some("refuse") => true,
+            Some(other) => {
+                problems.push((
+                    "tool_gate.undeclared_args".into(),
+                    format!("`{other}` is not a choice: `keep` or `refuse`"),
+                ));
+                false
+            }
+        };
         for (name, raw) in tools {
             match build_tool(&name, raw, gate.record_arg.as_deref(), &policy.read) {
                 Ok(t) => {

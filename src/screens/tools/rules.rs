@@ -188,6 +188,21 @@ pub(crate) fn read_args<'t>(
             ));
         }
     }
+    if policy.refuse_undeclared && !tool.args.is_empty() {
+        let read =
+            |k: &String| tool.args.contains_key(k) || tool.read_names.iter().any(|(_, n)| n == k);
+        if let Some(k) = args.keys().find(|k| !read(k)) {
+            let declared: Vec<&str> = tool.args.keys().map(String::as_str).collect();
+            return Err((
+                GateReason::InvalidArguments,
+                format!(
+                    "`{}` is not an argument of this tool (its arguments: {}): send only those",
+                    short(k),
+                    declared.join(", ")
+                ),
+            ));
+        }
+    }
     let mut meanings = Vec::with_capacity(tool.args.len());
     for (name, spec) in &tool.args {
         let v = args.get(name).unwrap_or(&Value::Null);

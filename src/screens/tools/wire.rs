@@ -15,10 +15,12 @@
 //!
 //!   A call naming its tool twice (`tool` and `name`, `tool` and `function.name`), giving its
 //!   arguments twice, mixing the two shapes, spelling a key the gate reads in another case or
-//!   form (`Tool`, `ＴＯＯＬ`), or carrying the tool or arguments keys of shapes the gate does not
-//!   read (Anthropic's and Bedrock's `input`, the AI SDK's `toolName`) is `ambiguous_call`:
-//!   skipped with a message, like every other call the gate cannot vouch for. The rest of the
-//!   round is decided as usual.
+//!   form (`Tool`, `ＴＯＯＬ`), or carrying a key that another shape names a tool or holds
+//!   arguments in (Anthropic's and Bedrock's `input`, the AI SDK's `toolName`, OpenAI's old
+//!   `function_call`, LangChain's `action_input`: any key whose name speaks of a tool, a
+//!   function, an action, a method, a name or arguments, ids and types aside) is
+//!   `ambiguous_call`: skipped with a message, like every other call the gate cannot vouch
+//!   for. The rest of the round is decided as usual.
 
 use super::args::fold_name;
 use super::ProposedCall;
@@ -224,22 +226,27 @@ impl<'de> Visitor<'de> for Seed<'_, '_> {
 /// The keys the flat shapes name their tool with, and give their arguments in.
 const NAME_KEYS: [&str; 2] = ["tool", "name"];
 const ARGS_KEYS: [&str; 2] = ["args", "arguments"];
-/// Keys of shapes the gate does not read, for a tool's name or its arguments: present, they
-/// could be what an executor reads.
-const FOREIGN_KEYS: [&str; 12] = [
+/// What a key of another call shape says it holds, as a part of its folded name (`_` and `-`
+/// dropped): a tool's name or its arguments, in the words frameworks use (`toolName`,
+/// `function_call`, `action_input`, `input`, `params`, `recipient_name`...). Such a key beside
+/// the ones the gate reads could be what an executor reads instead.
+const SHAPE_WORDS: [&str; 12] = [
+    "tool",
+    "func",
+    "action",
+    "method",
+    "recipient",
+    "command",
+    "name",
+    "arg",
+    "param",
     "input",
-    "parameters",
-    "params",
-    "kwargs",
-    "toolname",
-    "tool_name",
-    "toolinput",
-    "tool_input",
-    "function_name",
-    "functionname",
-    "tooluse",
-    "tool_use",
+    "kwarg",
+    "call",
 ];
+/// Endings of the keys frameworks add beside a call that name no tool and hold no arguments:
+/// ids (`call_id`, `toolCallId`), positions, types and states.
+const LABEL_ENDINGS: [&str; 5] = ["id", "index", "type", "status", "object"];
 
 /// One call, as `calls[index]` of the body: read in exactly one accepted shape. `Err` only for
 /// a duplicate key inside an `arguments` JSON text (the whole body is refused then).
@@ -357,7 +364,12 @@ fn odd_keys(map: &Map<String, Value>, read: &[&str]) -> Option<String> {
                 shown(k)
             ));
         }
-        if FOREIGN_KEYS.contains(&folded.as_ref()) {
+        let squashed: String = folded
+            .chars()
+            .filter(|c| !matches!(c, '_' | '-' | ' '))
+            .collect();
+        let label = LABEL_ENDINGS.iter().any(|e| squashed.ends_with(e));
+        if !label && SHAPE_WORDS.iter().any(|w| squashed.contains(w)) {
             return Some(format!(
                 "`{}` belongs to a call shape the gate does not read: send {{id, tool, args}}",
                 shown(k)
@@ -461,7 +473,9 @@ mod tests {
     #[test]
     fn one_shape_per_call() {
         let read = |v: Value| read_call(v, 0).ok();
-        let ok = read(json!({"id": "a", "tool": "t", "args": {"x": 1}}));
+        let ok = read(
+            json!({"id": "a", "tool": "t", "args": {"x": 1}, "call_id": "c", "toolCallId": "c", "index": 0, "status": "done", "description": "x"}),
+        );
         assert!(ok
             .as_ref()
             .is_some_and(|c| c.ambiguity.is_none() && c.tool.as_deref() == Some("t")));
@@ -482,6 +496,9 @@ mod tests {
             json!({"id": "a", "name": "t", "toolName": "u"}),
             json!({"id": "a", "function": {"name": "t", "Name": "u"}}),
             json!({"id": "a", "function": "t"}),
+            json!({"id": "a", "tool": "t", "function_call": {"name": "u"}}),
+            json!({"id": "a", "tool": "t", "action_input": {"x": 1}}),
+            json!({"id": "a", "function": {"name": "t", "arguments": "{}", "tool": "u"}}),
         ] {
             let c = read(call.clone());
             assert!(c.is_some_and(|c| c.ambiguity.is_some()), "{call}");
