@@ -200,7 +200,7 @@ fn rules_of_round(
         let at = Site {
             product,
             conversation: &conversation,
-            nonce: &nonce,
+            nonce,
             index,
         };
         match check(policy, call, &at, &mut ids) {

@@ -6,7 +6,7 @@
 use super::args::{self, ArgSpec, ArgType, Meaning, ReadError, RecordFormat};
 use super::canonical;
 use super::policy::{self, Counted, Scope, Tool, ToolPolicy, WindowLimit};
-use super::store::{CounterOp, Pending};
+use super::store::{member_of, CounterOp, Member, Pending};
 use super::verdict::{GateReason, ProposedCall};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -24,7 +24,7 @@ type Refusal = (GateReason, String);
 pub(super) struct Site<'a> {
     pub(super) product: &'a str,
     pub(super) conversation: &'a str,
-    pub(super) nonce: &'a str,
+    pub(super) nonce: Member,
     pub(super) index: usize,
 }
 
@@ -388,21 +388,28 @@ fn counters(
     amount: Option<f64>,
     at: &Site<'_>,
 ) -> Result<Vec<CounterOp>, Refusal> {
-    let mut ops = Vec::new();
+    let mut ops = Vec::with_capacity(policy.velocity.len());
     let (nonce, index, conversation) = (at.nonce, at.index, at.conversation);
-    let this_call = || vec![format!("{nonce}.{index}")];
+    // Worked out once per call, whatever the number of windows that use them.
+    // The round's nonce (80 random bits) and the call's position: unique across replicas.
+    let call_member: Member = (nonce << 32) | index as u128;
+    let mut records: Option<Option<Vec<Member>>> = None;
+    let mut per_values: Vec<(&str, Vec<String>)> = Vec::new();
     for (rule, v) in policy.velocity.iter().enumerate() {
         if v.tool.as_deref().is_some_and(|t| t != name) {
             continue;
         }
-        let (members, weight, approval_above, max) = match (&v.count, &v.limit) {
-            (Counted::Calls, WindowLimit::Count(max)) => (this_call(), 1, None, *max),
+        let (mut members, weight, approval_above, max) = match (&v.count, &v.limit) {
+            (Counted::Calls, WindowLimit::Count(max)) => (vec![call_member], 1, None, *max),
             (Counted::Outbound, WindowLimit::Count(max)) if tool.outbound => {
-                (this_call(), 1, None, *max)
+                (vec![call_member], 1, None, *max)
             }
             (Counted::Records, WindowLimit::Count(max)) => {
-                match record_members(tool, args, read)? {
-                    Some(members) => (members, 1, None, *max),
+                if records.is_none() {
+                    records = Some(record_members(tool, args, read)?);
+                }
+                match records.as_ref().and_then(Option::as_ref) {
+                    Some(members) => (members.clone(), 1, None, *max),
                     None => continue,
                 }
             }
@@ -412,7 +419,7 @@ fn counters(
                     continue;
                 };
                 (
-                    this_call(),
+                    vec![call_member],
                     args::hundredths(a),
                     limit.approval_above.map(args::hundredths),
                     limit.max.map_or(u64::MAX, args::hundredths),
@@ -422,32 +429,50 @@ fn counters(
         };
         // `per`: one window per value of the argument; a tool that does not declare it is not
         // counted, an optional one left out is counted under "none given".
-        let per: Vec<String> = match &v.per {
-            None => vec![String::new()],
+        let per: &[String] = match &v.per {
+            None => &[],
             Some(arg) if !tool.args.contains_key(arg) => continue,
-            Some(arg) => match read.meaning(arg) {
-                Some(m) => m.values().iter().map(|x| hash(x)).collect(),
-                None => vec!["-".into()],
-            },
+            Some(arg) => {
+                let at = match per_values.iter().position(|(a, _)| *a == arg.as_str()) {
+                    Some(i) => i,
+                    None => {
+                        let values = match read.meaning(arg) {
+                            Some(m) => m.values().iter().map(|x| hash(x)).collect(),
+                            None => vec!["-".into()],
+                        };
+                        per_values.push((arg.as_str(), values));
+                        per_values.len() - 1
+                    }
+                };
+                &per_values[at].1
+            }
         };
         let tool_part = match v.count {
             Counted::Calls if v.tool.is_none() => name,
             _ => "",
         };
-        for value in &per {
-            let mut parts: Vec<&str> = match v.scope {
-                Scope::Conversation => vec!["v", &v.id, "c", conversation, tool_part],
-                Scope::Product => vec!["v", &v.id, "p", tool_part],
+        let windows = per.len().max(1);
+        for i in 0..windows {
+            let scope: [&str; 6] = match v.scope {
+                Scope::Conversation => ["v", &v.id, "c", conversation, tool_part, ""],
+                Scope::Product => ["v", &v.id, "p", tool_part, "", ""],
             };
-            if v.per.is_some() {
-                parts.push(value);
+            let n = if v.scope == Scope::Conversation { 5 } else { 4 };
+            let mut k = key(at.product, &scope[..n]);
+            if let Some(value) = per.get(i) {
+                k.push(':');
+                k.push_str(value);
             }
             ops.push(CounterOp {
-                key: key(at.product, &parts),
+                key: k,
                 window_ms: v.window_ms,
                 max,
                 approval_above,
-                members: members.clone(),
+                members: if i + 1 == windows {
+                    std::mem::take(&mut members)
+                } else {
+                    members.clone()
+                },
                 weight,
                 sum: v.count == Counted::Amount,
                 rule,
@@ -463,7 +488,7 @@ fn record_members(
     tool: &Tool,
     args: &Map<String, Value>,
     read: &ReadArgs<'_>,
-) -> Result<Option<Vec<String>>, Refusal> {
+) -> Result<Option<Vec<Member>>, Refusal> {
     let Some(arg) = &tool.record_arg else {
         return Ok(None);
     };
@@ -486,7 +511,7 @@ fn record_members(
     };
     Ok(Some(
         ids.iter()
-            .map(|id| hash(&format!("{kind}\u{1f}{id}")))
+            .map(|id| member_of(&format!("{kind}\u{1f}{id}")))
             .collect(),
     ))
 }
@@ -597,8 +622,10 @@ pub(super) fn key(product: &str, parts: &[&str]) -> String {
     k
 }
 
-/// Unique per round across replicas: what a call is counted as in a window.
-pub(super) fn nonce() -> String {
+/// Unique per round across replicas: 80 bits of a hash of the clock, the process, a counter
+/// and an address. A call is counted in a window as this and its position ([`counters`]).
+pub(super) fn nonce() -> Member {
+    use sha2::{Digest, Sha256};
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -607,7 +634,10 @@ pub(super) fn nonce() -> String {
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let seed = format!("{t}.{}.{n}.{:p}", std::process::id(), &COUNTER);
-    crate::text::sha256_hex(seed.as_bytes())[..20].to_string()
+    let d = Sha256::digest(seed.as_bytes());
+    let mut b = [0u8; 16];
+    b[6..].copy_from_slice(&d[..10]);
+    u128::from_be_bytes(b)
 }
 
 /// Argument names with each canonical value: the decision log's view of a call (hashed there).

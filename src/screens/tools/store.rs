@@ -24,6 +24,23 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
+/// The in-process maps' hasher: window keys are ~100 bytes, looked up twice per window per
+/// call, and SipHash over them was a tenth of a round. foldhash is seeded per process.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
+/// What a window counts: a call (its round's nonce and position) or a record (a hash of its
+/// kind and canonical id), as 128 bits: no string to allocate or compare per entry.
+pub type Member = u128;
+
+/// The member of a text (a record's kind and id): the first 128 bits of its SHA-256.
+pub fn member_of(text: &str) -> Member {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(text.as_bytes());
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&d[..16]);
+    u128::from_be_bytes(b)
+}
+
 /// One window a call is counted in.
 #[derive(Debug, Clone, Serialize)]
 pub struct CounterOp {
@@ -36,7 +53,7 @@ pub struct CounterOp {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approval_above: Option<u64>,
     /// What is counted: a unique id per call, or the hashed ids of the records it touches.
-    pub members: Vec<String>,
+    pub members: Vec<Member>,
     /// What each new member adds to the total: 1, or the call's amount in hundredths.
     pub weight: u64,
     /// An amount window (a running sum) rather than a count of distinct members.
@@ -98,15 +115,15 @@ pub struct MemoryStore {
 
 #[derive(Default)]
 struct MemState {
-    windows: HashMap<String, Window>,
-    turns: HashMap<String, Turn>,
+    windows: FastMap<String, Window>,
+    turns: FastMap<String, Turn>,
 }
 
 #[derive(Default)]
 struct Window {
     expires: u64,
     /// (time in ms, member, weight), oldest first.
-    entries: VecDeque<(u64, String, u64)>,
+    entries: VecDeque<(u64, Member, u64)>,
     /// The weights of `entries` added up.
     total: u64,
 }
@@ -127,17 +144,16 @@ impl Window {
     /// The total if this op's new members were added (members already in a count window are
     /// not new).
     fn total_with(&self, op: &CounterOp) -> u64 {
-        let new = if op.sum {
-            op.members.len() as u64
-        } else {
-            let mut fresh: Vec<&String> = op
-                .members
-                .iter()
-                .filter(|m| !self.entries.iter().any(|(_, e, _)| e == *m))
-                .collect();
-            fresh.sort_unstable();
-            fresh.dedup();
-            fresh.len() as u64
+        let present = |m: &Member| self.entries.iter().any(|(_, e, _)| e == m);
+        let new = match op.members.as_slice() {
+            _ if op.sum => op.members.len() as u64,
+            [one] => u64::from(!present(one)),
+            many => {
+                let mut fresh: Vec<&Member> = many.iter().filter(|m| !present(m)).collect();
+                fresh.sort_unstable();
+                fresh.dedup();
+                fresh.len() as u64
+            }
         };
         self.total.saturating_add(new.saturating_mul(op.weight))
     }
@@ -152,7 +168,7 @@ impl Window {
                     }
                 }
             }
-            self.entries.push_back((now_ms, m.clone(), op.weight));
+            self.entries.push_back((now_ms, *m, op.weight));
             self.total = self.total.saturating_add(op.weight);
         }
         self.expires = self.expires.max(now_ms + op.window_ms);
@@ -161,7 +177,7 @@ impl Window {
 
 struct Turn {
     expires: u64,
-    calls: HashMap<String, String>,
+    calls: FastMap<String, String>,
 }
 
 /// Calls remembered per turn at most (beyond it dedupe stops remembering; limits still hold).
@@ -199,14 +215,13 @@ impl MemoryStore {
             let mut over = None;
             let mut approval = None;
             for op in &call.ops {
-                let total = match state.windows.get_mut(&op.key) {
+                let (before, total) = match state.windows.get_mut(&op.key) {
                     Some(w) => {
                         w.slide(now_ms, op.window_ms);
-                        w.total_with(op)
+                        (w.total, w.total_with(op))
                     }
-                    None => Window::default().total_with(op),
+                    None => (0, Window::default().total_with(op)),
                 };
-                let before = state.windows.get(&op.key).map_or(0, |w| w.total);
                 if total > op.max && total > before {
                     over = Some(op.rule);
                     break;
@@ -220,15 +235,18 @@ impl MemoryStore {
                 continue;
             }
             for op in &call.ops {
-                state
-                    .windows
-                    .entry(op.key.clone())
-                    .or_default()
-                    .add(op, now_ms);
+                match state.windows.get_mut(&op.key) {
+                    Some(w) => w.add(op, now_ms),
+                    None => {
+                        let mut w = Window::default();
+                        w.add(op, now_ms);
+                        state.windows.insert(op.key.clone(), w);
+                    }
+                }
             }
             let turn = state.turns.entry(round.turn_key.clone()).or_insert(Turn {
                 expires: 0,
-                calls: HashMap::new(),
+                calls: FastMap::default(),
             });
             if turn.expires <= now_ms {
                 turn.calls.clear();
@@ -349,7 +367,7 @@ pub struct RedisStore {
 }
 
 #[derive(Serialize)]
-struct WireOp<'a> {
+struct WireOp {
     key: usize,
     /// The index of the running sum's key (amount windows).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -358,7 +376,7 @@ struct WireOp<'a> {
     max: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     approval_above: Option<u64>,
-    members: &'a [String],
+    members: Vec<String>,
     weight: u64,
     rule: usize,
 }
@@ -367,7 +385,7 @@ struct WireOp<'a> {
 struct WireCall<'a> {
     id: &'a str,
     hash: &'a str,
-    ops: Vec<WireOp<'a>>,
+    ops: Vec<WireOp>,
 }
 
 #[derive(Serialize)]
@@ -439,7 +457,7 @@ impl RedisStore {
                             window_ms: op.window_ms,
                             max: op.max,
                             approval_above: op.approval_above,
-                            members: &op.members,
+                            members: op.members.iter().map(|m| format!("{m:032x}")).collect(),
                             weight: op.weight,
                             rule: op.rule,
                         }
@@ -506,7 +524,7 @@ mod tests {
             window_ms: 60_000,
             max,
             approval_above: None,
-            members: vec![member.into()],
+            members: vec![member_of(member)],
             weight: 1,
             sum: false,
             rule: 0,
