@@ -11,6 +11,7 @@ mod config;
 mod context;
 mod evals;
 mod fail_closed;
+mod forms;
 mod gate;
 pub mod gate_args;
 mod gate_eval;
