@@ -514,4 +514,165 @@ mod tests {
             ))
         );
     }
+    // -----------------------------------------------------------------------------------------
+    // Generated call shapes: wherever a call names its tool or holds its arguments, the gate
+    // reads it as one call exactly when it says one thing.
+
+    use proptest::prelude::*;
+
+    /// Keys other frameworks name a tool or hold arguments in.
+    const FOREIGN: [&str; 10] = [
+        "toolName",
+        "tool_name",
+        "function_call",
+        "functionName",
+        "input",
+        "action_input",
+        "parameters",
+        "kwargs",
+        "recipient_name",
+        "method",
+    ];
+    /// Keys frameworks add beside a call that name nothing and hold nothing.
+    const LABELS: [&str; 5] = ["call_id", "toolCallId", "index", "status", "object"];
+
+    /// `key` in another spelling: some letters upper-cased, full-width, or a zero-width
+    /// character inside. Never `key` itself.
+    fn variant_of(key: &str, how: u8, at: usize) -> String {
+        let chars: Vec<char> = key.chars().collect();
+        let at = at % chars.len();
+        let mut out = String::new();
+        for (i, c) in chars.iter().enumerate() {
+            match how % 3 {
+                0 if i == at => out.push(c.to_ascii_uppercase()),
+                1 => out.push(char::from_u32(*c as u32 - 0x21 + 0xFF01).unwrap_or(*c)),
+                2 if i == at => {
+                    out.push('\u{200b}');
+                    out.push(*c);
+                }
+                _ => out.push(*c),
+            }
+        }
+        out
+    }
+
+    #[derive(Debug, Clone)]
+    struct Shape {
+        /// `tool`, `name`, `function.name`: which are given.
+        names: [bool; 3],
+        /// `args`, `arguments`, `function.arguments`: which are given.
+        args: [bool; 3],
+        /// Keys of other shapes, by index into FOREIGN.
+        foreign: Vec<usize>,
+        /// Read keys in another spelling: (which of tool/name/args/arguments, how, where).
+        variants: Vec<(usize, u8, usize)>,
+        /// Label keys, by index into LABELS.
+        labels: Vec<usize>,
+        /// Put the odd keys inside `function` rather than beside it (when there is one).
+        inside: bool,
+    }
+
+    fn shape() -> impl Strategy<Value = Shape> {
+        (
+            any::<[bool; 3]>(),
+            any::<[bool; 3]>(),
+            prop::collection::vec(0..FOREIGN.len(), 0..2),
+            prop::collection::vec((0..4usize, any::<u8>(), 0..9usize), 0..2),
+            prop::collection::vec(0..LABELS.len(), 0..3),
+            any::<bool>(),
+        )
+            .prop_map(|(names, args, foreign, variants, labels, inside)| Shape {
+                names,
+                args,
+                foreign,
+                variants,
+                labels,
+                inside,
+            })
+    }
+
+    fn build(s: &Shape) -> Value {
+        let mut call = Map::new();
+        let mut function = Map::new();
+        call.insert("id".into(), json!("c1"));
+        for (i, tool) in ["get_balance", "close_wallet", "send_money"]
+            .into_iter()
+            .enumerate()
+        {
+            if s.names[i] {
+                match i {
+                    0 => call.insert("tool".into(), json!(tool)),
+                    1 => call.insert("name".into(), json!(tool)),
+                    _ => function.insert("name".into(), json!(tool)),
+                };
+            }
+        }
+        for i in 0..3 {
+            if s.args[i] {
+                match i {
+                    0 => call.insert("args".into(), json!({"wallet": "01711000000"})),
+                    1 => call.insert("arguments".into(), json!("{\"wallet\": \"01811000000\"}")),
+                    _ => function.insert("arguments".into(), json!("{\"wallet\": \"*\"}")),
+                };
+            }
+        }
+        let has_function = s.names[2] || s.args[2];
+        let mut odd = Map::new();
+        for &f in &s.foreign {
+            odd.insert(FOREIGN[f].into(), json!("close_wallet"));
+        }
+        for &(k, how, at) in &s.variants {
+            let key = ["tool", "name", "args", "arguments"][k];
+            odd.insert(variant_of(key, how, at), json!("close_wallet"));
+        }
+        if has_function && s.inside {
+            function.extend(odd);
+        } else {
+            call.extend(odd);
+        }
+        for &l in &s.labels {
+            call.insert(LABELS[l].into(), json!("x"));
+        }
+        if has_function {
+            call.insert("type".into(), json!("function"));
+            call.insert("function".into(), Value::Object(function));
+        }
+        Value::Object(call)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn a_call_is_read_exactly_when_it_says_one_thing(s in shape()) {
+            let flat_names = s.names[..2].iter().filter(|x| **x).count();
+            let flat_args = s.args[..2].iter().filter(|x| **x).count();
+            let has_function = s.names[2] || s.args[2];
+            let one_thing = s.foreign.is_empty()
+                && s.variants.is_empty()
+                && if has_function {
+                    flat_names == 0 && flat_args == 0
+                } else {
+                    flat_names <= 1 && flat_args <= 1
+                };
+            let call = read_call(build(&s), 0);
+            let Ok(call) = call else {
+                return Err(TestCaseError::fail("no duplicate key was written"));
+            };
+            prop_assert_eq!(call.ambiguity.is_none(), one_thing, "{:?} {:?}", s, call.ambiguity);
+            if one_thing {
+                // The one name given is the one read; with none, none is.
+                let given = ["get_balance", "close_wallet", "send_money"]
+                    .into_iter()
+                    .zip(s.names)
+                    .find(|(_, on)| *on)
+                    .map(|(t, _)| t.to_string());
+                prop_assert_eq!(call.tool, given);
+            }
+            // Whatever the shape, a message says why, and never a value.
+            if let Some(why) = &call.ambiguity {
+                prop_assert!(!why.is_empty() && !why.contains("01711000000"));
+            }
+        }
+    }
 }
