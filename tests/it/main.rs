@@ -13,6 +13,8 @@ mod evals;
 mod fail_closed;
 mod forms;
 mod gate;
+pub mod gate_args;
+mod gate_eval;
 mod gate_redis;
 mod judge;
 mod ops;
