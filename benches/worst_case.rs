@@ -13,8 +13,8 @@
 mod common;
 
 use guard::config::{load, ConfigSet, Overrides};
-use guard::obs::metrics::Metrics;
 use guard::screens::input::question::Question;
+use guard::screens::input::records::InputMetrics as Metrics;
 use std::path::Path;
 use std::sync::OnceLock;
 use wiremock::matchers::{method, path};

@@ -100,9 +100,14 @@ impl raw::RawGuard {
                 );
             }
             let api_key = if overrides.model_url.is_some() {
-                std::env::var("GUARD_MODEL_API_KEY").ok()
+                overrides.model_api_key.clone()
             } else {
-                l.api_key(file, "guard.api_key_env", &self.api_key_env)
+                l.api_key(
+                    file,
+                    "guard.api_key_env",
+                    &self.api_key_env,
+                    &overrides.secrets,
+                )
             };
             let target = RemoteTarget {
                 url: url.clone(),
@@ -220,9 +225,14 @@ impl raw::RawJudge {
                     );
                 }
                 let api_key = if overrides.judge_url.is_some() {
-                    std::env::var("GUARD_JUDGE_API_KEY").ok()
+                    overrides.judge_api_key.clone()
                 } else {
-                    l.api_key(file, "judge.api_key_env", &self.api_key_env)
+                    l.api_key(
+                        file,
+                        "judge.api_key_env",
+                        &self.api_key_env,
+                        &overrides.secrets,
+                    )
                 };
                 let client = Arc::new(JudgeClient {
                     http: breaker.transport().clone(),

@@ -1,7 +1,8 @@
 //! The loader's shared state: each file is read once, each matcher built once (across loads
 //! too, see `memo`), one breaker and transport per remote target; every problem kept.
 
-use super::{memo, raw, Problem};
+use super::problem::Problem;
+use super::{memo, raw, Secrets};
 use crate::backends::breaker::{Breaker, BreakerSettings};
 use crate::backends::embedded::{EmbeddedModel, BUILTIN_MODEL};
 use crate::backends::Transport;
@@ -313,13 +314,20 @@ impl<'a> Loader<'a> {
         }
     }
 
-    pub(super) fn api_key(&mut self, owner: &str, key: &str, env: &str) -> Option<String> {
+    /// The secret a product file names (`api_key_env`); a problem when it is not set.
+    pub(super) fn api_key(
+        &mut self,
+        owner: &str,
+        key: &str,
+        env: &str,
+        secrets: &Secrets,
+    ) -> Option<String> {
         if env.is_empty() {
             return None;
         }
-        match std::env::var(env) {
-            Ok(v) if !v.is_empty() => Some(v),
-            _ => {
+        match secrets.get(env) {
+            Some(v) => Some(v),
+            None => {
                 self.problem(
                     owner,
                     key,

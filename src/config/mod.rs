@@ -10,7 +10,10 @@
 mod input;
 mod loader;
 mod memo;
+mod problem;
 pub mod raw;
+
+pub use problem::{ConfigError, Problem};
 
 use crate::backends::BackendKind;
 use crate::product::{Product, Replies};
@@ -24,42 +27,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// One problem found in the configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    pub file: String,
-    pub key: String,
-    pub message: String,
-    pub hint: String,
-}
-
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}: {}", self.file, self.key, self.message)?;
-        if !self.hint.is_empty() {
-            write!(f, "\n    hint: {}", self.hint)?;
-        }
-        Ok(())
-    }
-}
-
-/// Every problem in the configuration.
-#[derive(Debug, Clone, thiserror::Error)]
-pub struct ConfigError {
-    pub problems: Vec<Problem>,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{} configuration problem(s):", self.problems.len())?;
-        for p in &self.problems {
-            writeln!(f, "  {p}")?;
-        }
-        Ok(())
-    }
-}
-
-/// Environment overrides that apply to every product (see the README).
+/// Overrides that apply to every product, from the environment (read once, in
+/// [`crate::settings`]); see the README.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Overrides {
     /// `GUARD_MODEL_URL`
@@ -68,27 +37,50 @@ pub struct Overrides {
     pub model_kind: Option<String>,
     /// `GUARD_MODEL_NAME`
     pub model_name: Option<String>,
+    /// `GUARD_MODEL_API_KEY`: the overriding model's bearer token.
+    pub model_api_key: Option<String>,
     /// `GUARD_JUDGE_URL`
     pub judge_url: Option<String>,
     /// `GUARD_JUDGE_MODEL`
     pub judge_model: Option<String>,
+    /// `GUARD_JUDGE_API_KEY`: the overriding judge's bearer token.
+    pub judge_api_key: Option<String>,
     /// `GUARD_MODEL_ALLOW_BELOW`: thresholds for the overriding model (else its kind's defaults).
     pub allow_below: Option<f32>,
     /// `GUARD_MODEL_BLOCK_AT`
     pub block_at: Option<f32>,
+    /// Variables that were set but do not read as numbers: (name, value), reported as problems.
+    pub unreadable: Vec<(&'static str, String)>,
+    /// Where the secrets a product file names (`api_key_env`) are found.
+    pub secrets: Secrets,
 }
 
-impl Overrides {
-    pub fn from_env() -> Self {
-        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-        Overrides {
-            model_url: var("GUARD_MODEL_URL"),
-            model_kind: var("GUARD_MODEL_KIND"),
-            model_name: var("GUARD_MODEL_NAME"),
-            judge_url: var("GUARD_JUDGE_URL"),
-            judge_model: var("GUARD_JUDGE_MODEL"),
-            allow_below: var("GUARD_MODEL_ALLOW_BELOW").and_then(|v| v.trim().parse().ok()),
-            block_at: var("GUARD_MODEL_BLOCK_AT").and_then(|v| v.trim().parse().ok()),
+/// Where the product files' `api_key_env` names are looked up when a configuration loads:
+/// the process environment, or fixed values (tests, tools).
+#[derive(Clone, Default, PartialEq)]
+pub enum Secrets {
+    #[default]
+    Environment,
+    Fixed(BTreeMap<String, String>),
+}
+
+impl Secrets {
+    /// The secret named `name`; empty counts as unset.
+    pub fn get(&self, name: &str) -> Option<String> {
+        let value = match self {
+            Secrets::Environment => std::env::var(name).ok(),
+            Secrets::Fixed(map) => map.get(name).cloned(),
+        };
+        value.filter(|v| !v.is_empty())
+    }
+}
+
+impl fmt::Debug for Secrets {
+    /// Names at most, never values.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Secrets::Environment => f.write_str("Secrets::Environment"),
+            Secrets::Fixed(map) => f.debug_set().entries(map.keys()).finish(),
         }
     }
 }
@@ -241,17 +233,13 @@ fn check_overrides(l: &mut Loader<'_>, o: &Overrides) {
             "set all three, or none",
         );
     }
-    for var in ["GUARD_MODEL_ALLOW_BELOW", "GUARD_MODEL_BLOCK_AT"] {
-        if let Ok(v) = std::env::var(var) {
-            if !v.trim().is_empty() && v.trim().parse::<f32>().is_err() {
-                l.problem(
-                    "environment",
-                    var,
-                    format!("`{v}` is not a number"),
-                    "e.g. 0.5",
-                );
-            }
-        }
+    for (var, v) in &o.unreadable {
+        l.problem(
+            "environment",
+            var,
+            format!("`{v}` is not a number"),
+            "e.g. 0.5",
+        );
     }
     if o.judge_url.is_some() != o.judge_model.is_some() {
         l.problem(

@@ -7,8 +7,8 @@ use crate::harness::{
 };
 use guard::backends::{BackendError, BackendKind, GuardBackend, Judgement};
 use guard::config::Overrides;
-use guard::obs::metrics::Metrics;
 use guard::screens::input::question::Question;
+use guard::screens::input::records::InputMetrics as Metrics;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use wiremock::matchers::method;

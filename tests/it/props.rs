@@ -82,7 +82,7 @@ proptest! {
         prop_assume!(p.is_some());
         let p = p.unwrap_or_else(|| unreachable!());
         let q = guard::screens::input::question::Question::new(&s);
-        let metrics = guard::obs::metrics::Metrics::with_recording(false)
+        let metrics = guard::screens::input::records::InputMetrics::with_recording(false)
             .unwrap_or_else(|e| panic!("{e}"));
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
         let rt = rt.unwrap_or_else(|e| panic!("{e}"));

@@ -1,6 +1,7 @@
 //! The stages, one module each, in pipeline order. Each stage only *evaluates* a
 //! question into a [`StageEval`] (or a [`StageError`]); the order they run in, their timers,
-//! timeouts, panic capture, failure policy, metrics and trace live in `crate::screens::input::pipeline` alone.
+//! timeouts, panic capture, failure policy, metrics and trace live in [`super::pipeline`] alone.
+//! This module is the stages' shared vocabulary; it imports none of them.
 
 pub mod banglish;
 pub mod guard;
@@ -12,7 +13,41 @@ pub mod signatures;
 
 use crate::backends::BackendError;
 use crate::verdict::Reason;
-use banglish::LatinEvidence;
+
+/// The evidence the wordlists found in one question.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LatinEvidence {
+    /// Tokens of two or more letters (single letters are too ambiguous to count).
+    pub tokens: u32,
+    /// Tokens with non-ASCII letters ("übte", "điều"): English hardly has them.
+    pub accented: u32,
+    pub english: f32,
+    pub banglish: f32,
+    pub other: f32,
+    pub unknown: u32,
+}
+
+impl LatinEvidence {
+    pub fn foreign(&self) -> f32 {
+        self.banglish.max(self.other)
+    }
+
+    /// The romanized language the evidence points at.
+    pub fn foreign_language(&self) -> &'static str {
+        if self.banglish >= self.other {
+            "bn-Latn"
+        } else {
+            "hi-Latn"
+        }
+    }
+
+    pub fn detail(&self) -> String {
+        format!(
+            "tokens={} en={:.1} bn={:.1} other={:.1} unknown={} accented={}",
+            self.tokens, self.english, self.banglish, self.other, self.unknown, self.accented
+        )
+    }
+}
 
 /// What one stage concluded about the question.
 #[derive(Debug, Clone, PartialEq)]
