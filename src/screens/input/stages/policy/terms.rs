@@ -145,11 +145,14 @@ fn words_term(written: &str) -> Result<Term, String> {
         .joined
         .trim_end()
         .to_string();
-    if words.chars().filter(|c| c.is_alphanumeric()).count() < 2 {
+    // A prefix of one letter matches too much; a whole word of one letter ("i ") is fine.
+    let whole = written.ends_with(' ');
+    let min = if whole { 1 } else { 2 };
+    if words.chars().filter(|c| c.is_alphanumeric()).count() < min {
         return Err(format!("term `{written}` is too short"));
     }
     // A term ending in a space matches whole words only ("his " is not "history").
-    if written.ends_with(' ') {
+    if whole {
         words.push(' ');
     }
     Ok(Term::Words(words))
@@ -203,7 +206,13 @@ mod tests {
         let mut v = Vocabulary::new(&c);
         let mut problems = Vec::new();
         v.expand(
-            &["@a".into(), "@missing".into(), "#nope".into(), "x".into()],
+            &[
+                "@a".into(),
+                "@missing".into(),
+                "#nope".into(),
+                "x".into(),
+                "i ".into(),
+            ],
             &mut problems,
         );
         let all = problems.join("\n");
@@ -211,6 +220,7 @@ mod tests {
         assert!(all.contains("unknown class `@missing`"), "{all}");
         assert!(all.contains("unknown detector `#nope`"), "{all}");
         assert!(all.contains("term `x` is too short"), "{all}");
+        assert!(!all.contains("term `i ` is too short"), "{all}");
         let checked: Vec<String> = v
             .check()
             .into_iter()
