@@ -1,8 +1,9 @@
 //! The loader's shared state: each file is read once, each matcher built once (across loads
 //! too, see `memo`), one breaker and transport per remote target; every problem kept.
 
+use super::overrides::Secrets;
 use super::problem::Problem;
-use super::{memo, raw, Secrets};
+use super::{memo, raw};
 use crate::backends::breaker::{Breaker, BreakerSettings};
 use crate::backends::embedded::{EmbeddedModel, BUILTIN_MODEL};
 use crate::backends::Transport;

@@ -4,7 +4,7 @@
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::{test, web};
 use guard::config::Overrides;
-use guard::http::{create_app, AppState};
+use guard::http::{create_app, AppState, Surface};
 use guard::obs::audit::{AuditLog, AuditSink};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -164,7 +164,7 @@ pub async fn app_for(
     Response = ServiceResponse<impl actix_web::body::MessageBody>,
     Error = actix_web::Error,
 > {
-    test::init_service(create_app(state)).await
+    test::init_service(create_app(state, Surface::Api)).await
 }
 
 /// The current value of a metric (counters and gauges summed over the series whose labels
@@ -220,10 +220,11 @@ impl LiveServer {
             .local_addr()
             .map(|a| a.to_string())
             .unwrap_or_default();
-        let Ok(server) = actix_web::HttpServer::new(move || create_app(state.clone()))
-            .workers(workers)
-            .listen(listener)
-            .map(|s| s.run())
+        let Ok(server) =
+            actix_web::HttpServer::new(move || create_app(state.clone(), Surface::Api))
+                .workers(workers)
+                .listen(listener)
+                .map(|s| s.run())
         else {
             panic!("server did not start");
         };

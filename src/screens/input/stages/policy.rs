@@ -165,59 +165,16 @@ impl Policy {
     /// Compile the rules; every problem is returned as (key, message).
     pub fn build(raw: RawPolicy) -> Result<Self, Vec<(String, String)>> {
         let mut problems = Vec::new();
-        let mut patterns: HashMap<String, usize> = HashMap::new();
-        let mut targets: Vec<Vec<(usize, Slot)>> = Vec::new();
-        let mut rules = Vec::new();
-        let mut examples = Vec::new();
-        let mut vocabulary = Vocabulary::new(&raw.terms);
         if raw.window_words == 0 || raw.window_words > MAX_WINDOW {
             problems.push(("window_words".into(), format!("must be 1 to {MAX_WINDOW}")));
         }
+        let mut vocabulary = Vocabulary::new(&raw.terms);
+        let mut patterns = Patterns::default();
+        let mut rules: Vec<Rule> = Vec::new();
+        let mut examples = Vec::new();
         for (r, rule) in raw.rules.into_iter().enumerate() {
-            let mut rule_problems = Vec::new();
-            if rule.window_words.is_some_and(|w| w == 0 || w > MAX_WINDOW) {
-                rule_problems.push(format!("window_words must be 1 to {MAX_WINDOW}"));
-            }
-            if !terms::valid_name(&rule.id) {
-                rule_problems.push("ids are lower-case letters, digits and `_`".into());
-            }
-            if rules.iter().any(|x: &Rule| x.id == rule.id) {
-                rule_problems.push("duplicate rule id".into());
-            }
-            if rule.all.is_empty() || rule.all.iter().any(Vec::is_empty) {
-                rule_problems
-                    .push("`all` needs at least one group, each with at least one term".into());
-            }
-            let slots = rule
-                .all
-                .iter()
-                .enumerate()
-                .map(|(g, terms)| (Slot::Group(g), terms))
-                .chain([(Slot::Unless, &rule.unless), (Slot::Except, &rule.except)]);
-            let mut detectors = vec![Vec::new(); rule.all.len()];
-            for (slot, written) in slots {
-                for term in vocabulary.expand(written, &mut rule_problems) {
-                    match (term, slot) {
-                        (Term::Words(w), _) => {
-                            let next = targets.len();
-                            let p = *patterns.entry(w).or_insert(next);
-                            if p == next {
-                                targets.push(Vec::new());
-                            }
-                            targets[p].push((r, slot));
-                        }
-                        (Term::Detect(d), Slot::Group(g)) => detectors[g].push(d),
-                        (Term::Detect(_), _) => rule_problems.push(
-                            "detectors (`#...`) belong in `all`, not in `unless` or `except`"
-                                .into(),
-                        ),
-                    }
-                }
-            }
-            if detectors.first().is_some_and(|d| !d.is_empty()) {
-                rule_problems
-                    .push("the first group is the actions: it takes words, not detectors".into());
-            }
+            let mut rule_problems = check_rule(&rule, &rules);
+            let detectors = patterns.add_rule(r, &rule, &mut vocabulary, &mut rule_problems);
             problems.extend(rule_problems.into_iter().map(|m| (rule.id.clone(), m)));
             examples.push((rule.id.clone(), r, rule.examples, rule.not_examples));
             rules.push(Rule {
@@ -234,41 +191,36 @@ impl Policy {
         if !problems.is_empty() {
             return Err(problems);
         }
-        let mut ordered: Vec<(String, usize)> = patterns.into_iter().collect();
-        ordered.sort_by_key(|(_, i)| *i);
-        let matcher = if ordered.is_empty() {
-            None
-        } else {
-            // Every occurrence counts (a short term inside a longer one too), so overlapping
-            // matches with the standard semantics.
-            let built = AhoCorasick::builder()
-                .match_kind(MatchKind::Standard)
-                .build(ordered.iter().map(|(p, _)| p))
-                .map_err(|e| vec![("-".to_string(), e.to_string())])?;
-            Some(built)
-        };
         let policy = Policy {
             rules,
-            matcher,
-            targets,
+            matcher: patterns.matcher()?,
+            targets: patterns.targets,
         };
-        for (id, r, must, must_not) in examples {
-            for text in must {
-                if !policy.matches(r, &text) {
-                    problems.push((id.clone(), format!("does not match its example `{text}`")));
-                }
-            }
-            for text in must_not {
-                if policy.matches(r, &text) {
-                    problems.push((id.clone(), format!("matches its counter-example `{text}`")));
-                }
-            }
-        }
+        problems.extend(policy.check_examples(examples));
         if problems.is_empty() {
             Ok(policy)
         } else {
             Err(problems)
         }
+    }
+
+    /// A rule that stops matching its own examples, or matches a counter-example, is a
+    /// configuration error.
+    fn check_examples(&self, examples: Vec<Examples>) -> Vec<(String, String)> {
+        let mut problems = Vec::new();
+        for (id, r, must, must_not) in examples {
+            for text in must {
+                if !self.matches(r, &text) {
+                    problems.push((id.clone(), format!("does not match its example `{text}`")));
+                }
+            }
+            for text in must_not {
+                if self.matches(r, &text) {
+                    problems.push((id.clone(), format!("matches its counter-example `{text}`")));
+                }
+            }
+        }
+        problems
     }
 
     fn matches(&self, rule: usize, text: &str) -> bool {
@@ -375,6 +327,93 @@ impl Policy {
             }
         }
         hits
+    }
+}
+
+/// A rule's id and index, its examples and its counter-examples.
+type Examples = (String, usize, Vec<String>, Vec<String>);
+
+/// The problems of a rule as written, before its terms are compiled.
+fn check_rule(rule: &RawRule, earlier: &[Rule]) -> Vec<String> {
+    let mut problems = Vec::new();
+    if rule.window_words.is_some_and(|w| w == 0 || w > MAX_WINDOW) {
+        problems.push(format!("window_words must be 1 to {MAX_WINDOW}"));
+    }
+    if !terms::valid_name(&rule.id) {
+        problems.push("ids are lower-case letters, digits and `_`".into());
+    }
+    if earlier.iter().any(|x| x.id == rule.id) {
+        problems.push("duplicate rule id".into());
+    }
+    if rule.all.is_empty() || rule.all.iter().any(Vec::is_empty) {
+        problems.push("`all` needs at least one group, each with at least one term".into());
+    }
+    problems
+}
+
+/// Every rule's word terms, each pattern once, with the (rule, slot) pairs it stands in.
+#[derive(Default)]
+struct Patterns {
+    index: HashMap<String, usize>,
+    targets: Vec<Vec<(usize, Slot)>>,
+}
+
+impl Patterns {
+    /// Register rule `r`'s terms, classes expanded; returns the detectors of each group.
+    fn add_rule(
+        &mut self,
+        r: usize,
+        rule: &RawRule,
+        vocabulary: &mut Vocabulary<'_>,
+        problems: &mut Vec<String>,
+    ) -> Vec<Vec<Detector>> {
+        let slots = rule
+            .all
+            .iter()
+            .enumerate()
+            .map(|(g, terms)| (Slot::Group(g), terms))
+            .chain([(Slot::Unless, &rule.unless), (Slot::Except, &rule.except)]);
+        let mut detectors = vec![Vec::new(); rule.all.len()];
+        for (slot, written) in slots {
+            for term in vocabulary.expand(written, problems) {
+                match (term, slot) {
+                    (Term::Words(w), _) => self.add(w, r, slot),
+                    (Term::Detect(d), Slot::Group(g)) => detectors[g].push(d),
+                    (Term::Detect(_), _) => problems.push(
+                        "detectors (`#...`) belong in `all`, not in `unless` or `except`".into(),
+                    ),
+                }
+            }
+        }
+        if detectors.first().is_some_and(|d| !d.is_empty()) {
+            problems.push("the first group is the actions: it takes words, not detectors".into());
+        }
+        detectors
+    }
+
+    fn add(&mut self, words: String, r: usize, slot: Slot) {
+        let next = self.targets.len();
+        let p = *self.index.entry(words).or_insert(next);
+        if p == next {
+            self.targets.push(Vec::new());
+        }
+        self.targets[p].push((r, slot));
+    }
+
+    /// One automaton over every pattern, in pattern-index order.
+    fn matcher(&self) -> Result<Option<AhoCorasick>, Vec<(String, String)>> {
+        let mut ordered: Vec<(&String, &usize)> = self.index.iter().collect();
+        ordered.sort_by_key(|(_, i)| **i);
+        if ordered.is_empty() {
+            return Ok(None);
+        }
+        // Every occurrence counts (a short term inside a longer one too), so overlapping
+        // matches with the standard semantics.
+        AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .build(ordered.iter().map(|(p, _)| p))
+            .map(Some)
+            .map_err(|e| vec![("-".to_string(), e.to_string())])
     }
 }
 
