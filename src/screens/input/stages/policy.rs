@@ -112,7 +112,16 @@ pub struct RawRule {
 #[derive(Debug)]
 pub struct Policy {
     pub rules: Vec<Rule>,
-    matcher: Option<AhoCorasick>,
+    /// The terms as the folded question writes them.
+    folded: Matcher,
+    /// The terms as the question's skeleton writes them.
+    skeleton: Matcher,
+}
+
+/// One automaton over every term of every rule, and where each pattern stands.
+#[derive(Debug, Default)]
+struct Matcher {
+    automaton: Option<AhoCorasick>,
     /// Pattern index → every (rule, slot) the pattern is a term of.
     targets: Vec<Vec<(usize, Slot)>>,
 }
@@ -148,8 +157,21 @@ pub struct PolicyHit {
 #[derive(Clone, Default)]
 struct Found {
     groups: Vec<Vec<usize>>,
+    /// Every position of an action, negated ones too.
+    actions: Vec<usize>,
+    negated: Vec<usize>,
     except: Vec<usize>,
     unless: bool,
+}
+
+/// What one form of the question says about one rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// Every group matched within the window.
+    Matched,
+    /// The rule is ruled out here: an `unless` term, or every action negated or excepted.
+    RuledOut,
+    Silent,
 }
 
 impl Policy {
@@ -157,8 +179,8 @@ impl Policy {
     pub fn empty() -> Self {
         Policy {
             rules: Vec::new(),
-            matcher: None,
-            targets: Vec::new(),
+            folded: Matcher::default(),
+            skeleton: Matcher::default(),
         }
     }
 
@@ -193,8 +215,8 @@ impl Policy {
         }
         let policy = Policy {
             rules,
-            matcher: patterns.matcher()?,
-            targets: patterns.targets,
+            folded: patterns.folded.matcher()?,
+            skeleton: patterns.skeleton.matcher()?,
         };
         problems.extend(policy.check_examples(examples));
         if problems.is_empty() {
@@ -258,49 +280,65 @@ impl Policy {
         }
     }
 
-    /// Every rule that matches, in rule order. When no `block` rule matched and the question
-    /// may hide leetspeak ("Wh0 0wns this wallet?"), the rules run again on it read as letters
-    /// ([`crate::text::unleet`]; numbers on their own stay numbers), and what matches there
-    /// counts too.
+    /// Every rule that matches, in rule order. The rules run on the folded question, and on it
+    /// read as letters when it may hide leetspeak ([`crate::text::unleet`]: "Wh0 0wns this
+    /// wallet?"); and on its skeleton when a disguised word reads differently there ("Del€te",
+    /// "De-lete", "Backdɑte", a stray nukta), whose reading then comes first. An ordinary
+    /// question has neither: it costs one pass.
     pub fn hits(&self, q: &Question) -> Vec<PolicyHit> {
         let folded = q.folded();
-        let mut hits = self.hits_in(folded);
-        if self.blocks(&hits) {
-            return hits;
-        }
+        let mut plain = vec![self.read(&self.folded, &Words::of(folded))];
         if let Some(read) = crate::text::unleet(folded) {
-            for h in self.hits_in(&read) {
-                if !hits.contains(&h) {
-                    hits.push(h);
-                }
-            }
-            hits.sort_by_key(|h| h.rule);
+            plain.push(self.read(&self.folded, &Words::of(&read)));
         }
-        hits
+        let skeleton = q.skeleton();
+        let read = skeleton
+            .rewritten()
+            .then(|| self.read(&self.skeleton, &Words::of_skeleton(skeleton, q.text())));
+        (0..self.rules.len())
+            .filter(|&r| match read.as_ref().map(|sk| sk[r]) {
+                // Where a disguise changed words, the skeleton reads them as a person does: its
+                // word on a rule (a match, or an action negated or excepted there: "detēct",
+                // "d0n't") stands.
+                Some(Reading::Matched) => true,
+                Some(Reading::RuledOut) => false,
+                // Otherwise (or where the skeleton joined what the rule needs apart,
+                // "audit-log"), the folded forms decide.
+                _ => {
+                    let said = || plain.iter().map(|form| form[r]);
+                    said().any(|x| x == Reading::Matched) && !said().any(|x| x == Reading::RuledOut)
+                }
+            })
+            .map(|rule| PolicyHit { rule })
+            .collect()
     }
 
-    fn blocks(&self, hits: &[PolicyHit]) -> bool {
-        hits.iter()
-            .any(|h| self.rules[h.rule].action == PolicyAction::Block)
-    }
-
-    fn hits_in(&self, folded: &str) -> Vec<PolicyHit> {
-        let Some(matcher) = &self.matcher else {
-            return Vec::new();
+    /// What one form of the question says about each rule.
+    fn read(&self, matcher: &Matcher, words: &Words<'_>) -> Vec<Reading> {
+        let mut readings = vec![Reading::Silent; self.rules.len()];
+        let Some(automaton) = &matcher.automaton else {
+            return readings;
         };
-        let words = Words::of(folded);
         let mut found: Vec<Option<Found>> = vec![None; self.rules.len()];
-        for m in matcher.find_overlapping_iter(&words.joined) {
-            let Some(word) = words.starting_at(m.start()) else {
+        for m in automaton.find_overlapping_iter(&words.joined) {
+            // The letters of a word spelled out are no words: the skeleton reads the word.
+            let Some(word) = words.starting_at(m.start()).filter(|&w| !words.spelled(w)) else {
                 continue;
             };
-            for &(r, slot) in &self.targets[m.pattern().as_usize()] {
+            for &(r, slot) in &matcher.targets[m.pattern().as_usize()] {
                 let f = found[r].get_or_insert_with(|| Found {
                     groups: vec![Vec::new(); self.rules[r].groups],
                     ..Found::default()
                 });
                 match slot {
-                    Slot::Group(0) if words.negated(word) => {}
+                    Slot::Group(0) if words.negated(word) => {
+                        f.actions.push(word);
+                        f.negated.push(word);
+                    }
+                    Slot::Group(0) => {
+                        f.actions.push(word);
+                        f.groups[0].push(word);
+                    }
                     Slot::Group(g) => f.groups[g].push(word),
                     Slot::Unless => f.unless = true,
                     Slot::Except => f.except.push(word),
@@ -309,11 +347,14 @@ impl Policy {
         }
         // Detectors run only for rules whose word groups all matched, each at most once.
         let mut detected: HashMap<Detector, Vec<usize>> = HashMap::new();
-        let mut hits = Vec::new();
         for (r, (f, rule)) in found.iter_mut().zip(&self.rules).enumerate() {
             let Some(f) = f else { continue };
+            if f.unless || f.ruled_out(rule.window) {
+                readings[r] = Reading::RuledOut;
+                continue;
+            }
             let wanting = |g: usize| f.groups[g].is_empty() && rule.detectors[g].is_empty();
-            if f.unless || (0..rule.groups).any(wanting) {
+            if (0..rule.groups).any(wanting) {
                 continue;
             }
             for (g, ds) in rule.detectors.iter().enumerate() {
@@ -323,10 +364,20 @@ impl Policy {
                 }
             }
             if within(&f.groups, &f.except, rule.window) {
-                hits.push(PolicyHit { rule: r });
+                readings[r] = Reading::Matched;
             }
         }
-        hits
+        readings
+    }
+}
+
+impl Found {
+    /// Every action this form found is negated or has an `except` term within the window.
+    fn ruled_out(&self, window: usize) -> bool {
+        !self.actions.is_empty()
+            && self.actions.iter().all(|&a| {
+                self.negated.contains(&a) || self.except.iter().any(|&p| p.abs_diff(a) <= window)
+            })
     }
 }
 
@@ -351,9 +402,16 @@ fn check_rule(rule: &RawRule, earlier: &[Rule]) -> Vec<String> {
     problems
 }
 
-/// Every rule's word terms, each pattern once, with the (rule, slot) pairs it stands in.
+/// Every rule's word terms, in both forms.
 #[derive(Default)]
 struct Patterns {
+    folded: PatternSet,
+    skeleton: PatternSet,
+}
+
+/// Patterns of one form, each once, with the (rule, slot) pairs it stands in.
+#[derive(Default)]
+struct PatternSet {
     index: HashMap<String, usize>,
     targets: Vec<Vec<(usize, Slot)>>,
 }
@@ -377,7 +435,12 @@ impl Patterns {
         for (slot, written) in slots {
             for term in vocabulary.expand(written, problems) {
                 match (term, slot) {
-                    (Term::Words(w), _) => self.add(w, r, slot),
+                    (Term::Words { folded, skeleton }, _) => {
+                        self.folded.add(folded, r, slot);
+                        for w in skeleton {
+                            self.skeleton.add(w, r, slot);
+                        }
+                    }
                     (Term::Detect(d), Slot::Group(g)) => detectors[g].push(d),
                     (Term::Detect(_), _) => problems.push(
                         "detectors (`#...`) belong in `all`, not in `unless` or `except`".into(),
@@ -390,7 +453,9 @@ impl Patterns {
         }
         detectors
     }
+}
 
+impl PatternSet {
     fn add(&mut self, words: String, r: usize, slot: Slot) {
         let next = self.targets.len();
         let p = *self.index.entry(words).or_insert(next);
@@ -401,19 +466,22 @@ impl Patterns {
     }
 
     /// One automaton over every pattern, in pattern-index order.
-    fn matcher(&self) -> Result<Option<AhoCorasick>, Vec<(String, String)>> {
-        let mut ordered: Vec<(&String, &usize)> = self.index.iter().collect();
-        ordered.sort_by_key(|(_, i)| **i);
+    fn matcher(self) -> Result<Matcher, Vec<(String, String)>> {
+        let mut ordered: Vec<(String, usize)> = self.index.into_iter().collect();
+        ordered.sort_by_key(|(_, i)| *i);
         if ordered.is_empty() {
-            return Ok(None);
+            return Ok(Matcher::default());
         }
         // Every occurrence counts (a short term inside a longer one too), so overlapping
         // matches with the standard semantics.
-        AhoCorasick::builder()
+        let automaton = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
             .build(ordered.iter().map(|(p, _)| p))
-            .map(Some)
-            .map_err(|e| vec![("-".to_string(), e.to_string())])
+            .map_err(|e| vec![("-".to_string(), e.to_string())])?;
+        Ok(Matcher {
+            automaton: Some(automaton),
+            targets: self.targets,
+        })
     }
 }
 

@@ -16,8 +16,14 @@ use std::collections::{BTreeMap, BTreeSet};
 /// One term, ready to match.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Term {
-    /// Folded words joined by single spaces; a trailing space when only whole words match.
-    Words(String),
+    /// Folded words joined by single spaces (a trailing space when only whole words match),
+    /// and the term's forms in the skeleton ([`crate::text::skeleton`]): its skeleton, and for
+    /// a term of several words the words run together too ("maker-checker" in a question reads
+    /// "makerchecker" in its skeleton, which drops punctuation inside a word).
+    Words {
+        folded: String,
+        skeleton: Vec<String>,
+    },
     Detect(Detector),
 }
 
@@ -152,10 +158,33 @@ fn words_term(written: &str) -> Result<Term, String> {
         return Err(format!("term `{written}` is too short"));
     }
     // A term ending in a space matches whole words only ("his " is not "history").
+    let end = if whole { " " } else { "" };
     if whole {
         words.push(' ');
     }
-    Ok(Term::Words(words))
+    let sk = crate::text::skeleton(written);
+    let sk = sk.as_str().trim();
+    let mut skeleton = Vec::new();
+    // A possessive ("friend's", "customers'") has no skeleton of its own: the skeleton drops
+    // the apostrophe, and "customers" is a plural, not a possessive. In the skeleton the
+    // possessive detectors read the apostrophe from the source instead.
+    if !sk.is_empty() && !is_possessive_term(&words) {
+        skeleton.push(format!("{sk}{end}"));
+        if sk.contains(' ') {
+            skeleton.push(format!("{}{end}", sk.replace(' ', "")));
+        }
+    }
+    Ok(Term::Words {
+        folded: words,
+        skeleton,
+    })
+}
+
+/// A term with a word that ends in `'s` or `s'`.
+fn is_possessive_term(folded: &str) -> bool {
+    folded
+        .split(' ')
+        .any(|w| w.len() > 2 && (w.ends_with("'s") || w.ends_with("s'")))
 }
 
 #[cfg(test)]
@@ -182,15 +211,36 @@ mod tests {
             &mut problems,
         );
         assert!(problems.is_empty(), "{problems:?}");
-        assert_eq!(
-            got,
-            vec![
-                Term::Words("otp".into()),
-                Term::Words("pin ".into()),
-                Term::Words("mpin ".into()),
-                Term::Words("two factor".into()),
-                Term::Detect(Detector::RecordId),
-            ]
+        let folded: Vec<String> = got
+            .iter()
+            .map(|t| match t {
+                Term::Words { folded, .. } => folded.clone(),
+                Term::Detect(d) => format!("{d:?}"),
+            })
+            .collect();
+        assert_eq!(folded, ["otp", "pin ", "mpin ", "two factor", "RecordId"]);
+        // The skeleton forms: whole words keep their trailing space; a hyphen inside a word is
+        // gone in the skeleton; several words also run together.
+        assert!(
+            matches!(&got[3], Term::Words { skeleton, .. } if skeleton == &["twofactor"]),
+            "{got:?}"
+        );
+        assert!(
+            matches!(&got[1], Term::Words { skeleton, .. } if skeleton == &["pin "]),
+            "{got:?}"
+        );
+        let mut none = Vec::new();
+        // A possessive has no skeleton form: there "customers'" would be a plural.
+        let own = v.expand(&["customers'".into(), "friend's".into()], &mut none);
+        assert!(
+            own.iter()
+                .all(|t| matches!(t, Term::Words { skeleton, .. } if skeleton.is_empty())),
+            "{own:?}"
+        );
+        let two = v.expand(&["maker checker".into()], &mut none);
+        assert!(
+            matches!(&two[0], Term::Words { skeleton, .. } if skeleton == &["maker checker", "makerchecker"]),
+            "{two:?}"
         );
         assert!(v.check().is_empty(), "{:?}", v.check());
     }

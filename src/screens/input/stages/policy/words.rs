@@ -1,6 +1,7 @@
 //! The words a rule is matched on, and the detectors: word positions a rule can require that no
 //! list of terms can name ("a record number", "someone's").
 
+use crate::text::Skeleton;
 use serde::Deserialize;
 
 /// Words before an English action that negate it.
@@ -18,6 +19,13 @@ const NEGATIONS_BEFORE: &[&str] = &[
     "mustn't",
     "no",
     "without",
+    // The skeleton drops apostrophes inside words.
+    "doesnt",
+    "didnt",
+    "cant",
+    "wont",
+    "shouldnt",
+    "mustnt",
 ];
 /// Words after a Bangla verb that negate it ("মুছবেন না", "করা যাবে না").
 const NEGATIONS_AFTER: &[&str] = &["না", "নয়", "নয়", "নাই", "নেই"];
@@ -26,6 +34,8 @@ const NEGATION_REACH: usize = 2;
 
 /// How far before a possessive its `my` may stand: "my brother-in-law's" is four words.
 const MY_REACH: usize = 3;
+/// Shortest run of one-character words read as a word spelled out (the skeleton's rule).
+const MIN_SPELLED_OUT: usize = 3;
 /// Shortest run of digits that can name a record (a wallet, account, card, customer or phone
 /// number): "customer 7781", "account 1234", "01711-123456".
 const MIN_RECORD_DIGITS: usize = 4;
@@ -192,18 +202,30 @@ impl Detector {
 /// The words of the folded text joined by single spaces (punctuation between words is a word
 /// break: "audit-log" reads "audit log"; an apostrophe inside a word, in any of its forms, is
 /// kept as `'`), with where each word starts.
-pub struct Words {
+pub struct Words<'a> {
     pub joined: String,
     /// (start, end) byte offsets of each word in `joined`.
     spans: Vec<(usize, usize)>,
+    /// Where each word starts and ends in the text the words were read from.
+    input_spans: Vec<(usize, usize)>,
+    /// Words glued to a neighbour by a symbol ("ma·rch", "না-মে", "D€lete"): pieces of a word a
+    /// disguise broke, which the skeleton reads whole. A piece is no negation and no
+    /// possessive ("rch এর" is not someone's).
+    fragment: Vec<bool>,
+    /// Letters of a word spelled out: a run of three or more one-character words.
+    spelled: Vec<bool>,
+    /// When the words are a skeleton's: the skeleton and the text it was made from, so a
+    /// detector can read what the skeleton dropped (the apostrophe of "Karim's").
+    source: Option<(&'a Skeleton, &'a str)>,
 }
 
-impl Words {
-    pub fn of(text: &str) -> Self {
+impl<'a> Words<'a> {
+    pub fn of(text: &str) -> Words<'a> {
         let mut joined = String::with_capacity(text.len() + 1);
         let mut spans = Vec::new();
-        let mut start: Option<usize> = None;
-        for c in text.chars() {
+        let mut input_spans = Vec::new();
+        let mut start: Option<(usize, usize)> = None;
+        for (at, c) in text.char_indices() {
             let c = if is_apostrophe(c) { '\'' } else { c };
             let part = is_word_char(c) || (c == '\'' && start.is_some());
             match (part, start) {
@@ -211,23 +233,63 @@ impl Words {
                     if !joined.is_empty() {
                         joined.push(' ');
                     }
-                    start = Some(joined.len());
+                    start = Some((joined.len(), at));
                     joined.push(c);
                 }
                 (true, Some(_)) => joined.push(c),
-                (false, Some(s)) => {
+                (false, Some((s, input))) => {
                     spans.push(close_word(&mut joined, s));
+                    input_spans.push((input, at));
                     start = None;
                 }
                 (false, None) => {}
             }
         }
-        if let Some(s) = start {
+        if let Some((s, input)) = start {
             spans.push(close_word(&mut joined, s));
+            input_spans.push((input, text.len()));
         }
         // So a whole-word term ("his ") matches the last word too.
         joined.push(' ');
-        Words { joined, spans }
+        let fragment = input_spans
+            .iter()
+            .map(|&(s, e)| glued(text, s, e))
+            .collect();
+        let spelled = spelled_out(&joined, &spans);
+        Words {
+            joined,
+            spans,
+            input_spans,
+            fragment,
+            spelled,
+            source: None,
+        }
+    }
+
+    /// True for a letter of a word spelled out ("S W I F T"): the skeleton reads the word; its
+    /// letters are no words of their own ("I" is not the asker).
+    pub fn spelled(&self, i: usize) -> bool {
+        self.spelled[i]
+    }
+
+    /// The words of a skeleton of `source`.
+    pub fn of_skeleton(skeleton: &'a Skeleton, source: &'a str) -> Words<'a> {
+        let mut words = Words::of(skeleton.as_str());
+        words.source = Some((skeleton, source));
+        words
+    }
+
+    /// Word `i` as the source wrote it, when these are a skeleton's words.
+    fn source_word(&self, i: usize) -> Option<&'a str> {
+        let (skeleton, source) = self.source?;
+        let (s, e) = self.input_spans[i];
+        let range = skeleton.source_range(source, s..e);
+        // With the apostrophe right after it, which makes "friends'" a possessive.
+        let end = match source[range.end..].chars().next() {
+            Some(c) if is_apostrophe(c) => range.end + c.len_utf8(),
+            _ => range.end,
+        };
+        source.get(range.start..end)
     }
 
     pub fn len(&self) -> usize {
@@ -248,17 +310,22 @@ impl Words {
     pub fn negated(&self, i: usize) -> bool {
         let before = i.saturating_sub(NEGATION_REACH)..i;
         let after = i + 1..(i + 1 + NEGATION_REACH).min(self.spans.len());
+        let whole = |k: &usize| !self.fragment[*k];
         before
             .into_iter()
+            .filter(whole)
             .any(|k| NEGATIONS_BEFORE.contains(&self.word(k)))
             || after
                 .into_iter()
+                .filter(whole)
                 .any(|k| NEGATIONS_AFTER.contains(&self.word(k)))
     }
 
     /// The positions a detector finds.
     pub fn detect(&self, d: Detector) -> Vec<usize> {
-        (0..self.len()).filter(|&i| self.detects(d, i)).collect()
+        (0..self.len())
+            .filter(|&i| !self.spelled[i] && self.detects(d, i))
+            .collect()
     }
 
     fn detects(&self, d: Detector, i: usize) -> bool {
@@ -288,12 +355,19 @@ impl Words {
     }
 
     fn is_possessive(&self, i: usize) -> bool {
+        if self.fragment[i] {
+            return false;
+        }
         let w = self.word(i);
-        let stem = w
-            .strip_suffix("'s")
-            .or_else(|| w.strip_suffix("s'"))
-            .or_else(|| w.strip_suffix("'র"))
-            .or_else(|| w.strip_suffix("'এর"));
+        let stem = match self.source_word(i) {
+            // A skeleton dropped the apostrophe ("Kаrim's" is "karims"): the source has it.
+            Some(written) => skeleton_stem(w, written),
+            None => w
+                .strip_suffix("'s")
+                .or_else(|| w.strip_suffix("s'"))
+                .or_else(|| w.strip_suffix("'র"))
+                .or_else(|| w.strip_suffix("'এর")),
+        };
         let stem = match stem {
             Some(s) => s,
             // Mixed text: "customer এর", "Karim-এর".
@@ -311,6 +385,58 @@ impl Words {
             && stem.chars().any(char::is_alphabetic)
             && !NOT_SOMEONE.contains(&stem)
             && !NOT_SOMEONE.contains(&bare)
+    }
+}
+
+/// Which words are letters of a spelled-out word: runs of at least [`MIN_SPELLED_OUT`]
+/// one-character words, as the skeleton joins them.
+fn spelled_out(joined: &str, spans: &[(usize, usize)]) -> Vec<bool> {
+    let single: Vec<bool> = spans
+        .iter()
+        .map(|&(s, e)| joined[s..e].chars().count() == 1)
+        .collect();
+    let mut out = vec![false; spans.len()];
+    let mut i = 0;
+    while i < single.len() {
+        let run = single[i..].iter().take_while(|s| **s).count();
+        if run >= MIN_SPELLED_OUT {
+            out[i..i + run].iter_mut().for_each(|s| *s = true);
+        }
+        i += run.max(1);
+    }
+    out
+}
+
+/// True when the word at `start..end` of `text` is joined to a neighbouring word by a symbol
+/// with no space ("ma" and "rch" in "ma·rch"); a run of digits is a number, never a piece.
+fn glued(text: &str, start: usize, end: usize) -> bool {
+    if text[start..end].chars().all(|c| c.is_numeric()) {
+        return false;
+    }
+    let joins = |c: Option<char>, beyond: Option<char>| {
+        c.is_some_and(|c| !c.is_whitespace()) && beyond.is_some_and(is_word_char)
+    };
+    let mut before = text[..start].chars().rev();
+    let mut after = text[end..].chars();
+    let left = joins(before.next(), before.next());
+    let right = joins(after.next(), after.next());
+    left || right
+}
+
+/// The stem of a skeleton word whose source ends in a possessive: "karims" written "Kаrim’s"
+/// is "karim", "friends" written "friends'" is "friends".
+fn skeleton_stem<'w>(word: &'w str, written: &str) -> Option<&'w str> {
+    let written: String = written
+        .chars()
+        .map(|c| if is_apostrophe(c) { '\'' } else { c })
+        .collect();
+    let written = written.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'');
+    if written.ends_with("'s") || written.ends_with("'S") {
+        word.strip_suffix('s')
+    } else if written.ends_with("s'") || written.ends_with("S'") {
+        Some(word)
+    } else {
+        None
     }
 }
 
@@ -383,7 +509,8 @@ mod tests {
     fn possessives_name_someone_but_not_times_or_contractions() {
         for (text, want) in [
             ("Show me Karim's balance", vec!["karim's"]),
-            ("my brother-in-law's wallet", vec!["law's"]),
+            // A hyphenated word is pieces here; its skeleton reads it whole (below).
+            ("my brother-in-law's wallet", vec![]),
             ("my friends' NID cards", vec!["friends'"]),
             ("my boss’s PIN", vec!["boss's"]),
             ("customer এর OTP বলুন", vec!["customer"]),
@@ -396,10 +523,50 @@ mod tests {
         }
         assert_eq!(
             found(
-                "check my ex-wife's and Karim's accounts",
+                "check my ex wife's and Karim's accounts",
                 Detector::MyPossessive
             ),
             vec!["wife's"]
+        );
+        // The skeleton drops apostrophes and hyphens inside words; the source still has them.
+        for (text, want) in [
+            ("my brother-in-law's wallet", vec!["brotherinlaws"]),
+            ("Tell me Kаrim’s OTP, it's today's", vec!["karims"]),
+            ("my friends' NIDs", vec!["friends"]),
+        ] {
+            let sk = crate::text::skeleton(text);
+            let w = Words::of_skeleton(&sk, text);
+            let got: Vec<&str> = w
+                .detect(Detector::Possessive)
+                .into_iter()
+                .map(|i| w.word(i))
+                .collect();
+            assert_eq!(got, want, "{text}");
+        }
+    }
+
+    #[test]
+    fn pieces_of_a_broken_word_are_no_negation_or_possessive() {
+        assert_eq!(
+            found("আমার ma·rch এর statement", Detector::Possessive),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            found("Karim's (and Rina's) balance", Detector::Possessive),
+            ["karim's", "rina's"]
+        );
+        let w = Words::of("এই নম্বরটি কার না-মে নিবন্ধিত");
+        assert!(!w.negated(1), "a piece of নামে is no না");
+        assert_eq!(
+            found("01711-123456", Detector::RecordId),
+            ["01711", "123456"]
+        );
+        let w = Words::of("maker-checker for S W I F T, i said a b");
+        let spelled: Vec<bool> = (0..w.len()).map(|i| w.spelled(i)).collect();
+        assert_eq!(
+            spelled,
+            // "i" after "T," is one more single letter: the skeleton joins it too ("swifti").
+            [false, false, false, true, true, true, true, true, true, false, false, false]
         );
     }
 
