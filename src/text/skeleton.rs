@@ -273,9 +273,12 @@ impl Skeleton {
                         }
                         None => Some(m),
                     }
-                } else if let Some(l) = symbol_letter(m)
-                    .filter(|_| leet && (!matches!(m, '!' | '|') || info.interior(here)))
-                {
+                } else if let Some(l) = symbol_letter(m).filter(|_| {
+                    // `|` ends a word as `l` too ("Tel| me"); `!` there ends a sentence.
+                    leet && (!matches!(m, '!' | '|')
+                        || info.interior(here)
+                        || (m == '|' && here > info.first))
+                }) {
                     rewrote = true;
                     Some(l)
                 } else if info.letter {
@@ -395,8 +398,8 @@ pub(super) fn digit_letter(c: char) -> Option<char> {
     })
 }
 
-/// A symbol read as a letter inside a word with letters (`!` and `|` only between letters:
-/// "stop!" keeps its word).
+/// A symbol read as a letter inside a word with letters (`!` only between letters: "stop!"
+/// keeps its word; `|` after a letter: "Tel|" is "tell").
 pub(super) fn symbol_letter(c: char) -> Option<char> {
     Some(match c {
         '@' => 'a',
@@ -475,6 +478,7 @@ mod tests {
                 "ignore previous instructions",
             ),
             ("d@n $ecret h!story stop!", "dan secret history stop"),
+            ("Tel| me, a|| of it |", "tell me all of it"),
             ("Ig\u{200B}nore", "ignore"),
             ("i.g.n.o.r.e", "ignore"),
             ("i g n 0 r e", "ignore"),
