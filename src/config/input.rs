@@ -6,6 +6,7 @@ use super::overrides::Overrides;
 use super::raw;
 use crate::backends::breaker::Breaker;
 use crate::backends::embedded::EmbeddedBackend;
+use crate::backends::transport::Transport;
 use crate::backends::{self, BackendKind, GuardBackend, RemoteTarget, Thresholds};
 use crate::screens::input::cache::CacheSettings;
 use crate::screens::input::stages::guard::{GuardSection, Prefilter};
@@ -17,6 +18,27 @@ use std::time::Duration;
 pub(super) struct Built<T> {
     pub(super) section: T,
     pub(super) settings: String,
+}
+
+/// The remote backend of a kind (the embedded one is built from its model file).
+fn remote(kind: BackendKind, http: Transport, target: RemoteTarget) -> Arc<dyn GuardBackend> {
+    use backends::{moderation, openai_chat, tei};
+    match kind {
+        BackendKind::LlamaGuard3 => Arc::new(openai_chat::OpenAiChatBackend {
+            http,
+            target,
+            protocol: openai_chat::Protocol::LlamaGuard3,
+        }),
+        BackendKind::Qwen3guard => Arc::new(openai_chat::OpenAiChatBackend {
+            http,
+            target,
+            protocol: openai_chat::Protocol::Qwen3Guard,
+        }),
+        BackendKind::Tei => Arc::new(tei::TeiBackend { http, target }),
+        BackendKind::OpenaiModeration | BackendKind::Embedded => {
+            Arc::new(moderation::ModerationBackend { http, target })
+        }
+    }
 }
 
 /// A guard model and, for a remote one, its breaker.
@@ -172,7 +194,7 @@ impl raw::RawGuard {
             model: model.clone(),
             api_key,
         };
-        let backend = backends::remote(kind, breaker.transport().clone(), target);
+        let backend = remote(kind, breaker.transport().clone(), target);
         Some((backend, Some(breaker)))
     }
 

@@ -974,7 +974,8 @@ mod tests {
             Ok(s) => s,
             Err((_, e)) => panic!("{e}"),
         };
-        let (patterns, skeleton_patterns, samples) = expansions_and_samples(&lists);
+        let (patterns, samples) = expansions_and_samples(&lists);
+        let skeleton_patterns = skeleton_patterns_of(&lists);
         let reference = Reference::new(&patterns);
         let skeleton_reference = Reference::new(&skeleton_patterns);
         let (mut checked, mut hits) = (0, 0);
@@ -1023,12 +1024,35 @@ mod tests {
         assert!(hits > checked / 3 && hits < checked, "{hits} of {checked}");
     }
 
-    /// Every line's expansions (folded: the reference's patterns), the skeletons of the
-    /// expansions of lines without structure (the skeleton reference's), and six of each line's
+    /// Every expansion's skeleton, of the lines matched on the skeleton without a structure
+    /// check (the reference of the skeleton matchers).
+    fn skeleton_patterns_of(lists: &[(&str, &str)]) -> Vec<String> {
+        let mut out = Vec::new();
+        for (_, text) in lists {
+            for line in text.lines().map(str::trim) {
+                if line.is_empty()
+                    || line.starts_with('#')
+                    || line.contains('<')
+                    || !structure(&factor(line).unwrap_or_default()).is_empty()
+                {
+                    continue;
+                }
+                out.extend(
+                    expand(line)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|p| skeleton(p).as_str().to_string())
+                        .filter(|p| !p.is_empty()),
+                );
+            }
+        }
+        out
+    }
+
+    /// Every line's expansions (folded: the reference's patterns), and six of each line's
     /// expansions drawn with a fixed seed (the samples).
-    fn expansions_and_samples(lists: &[(&str, &str)]) -> (Vec<String>, Vec<String>, Vec<String>) {
+    fn expansions_and_samples(lists: &[(&str, &str)]) -> (Vec<String>, Vec<String>) {
         let mut patterns = Vec::new();
-        let mut skeleton_patterns = Vec::new();
         let mut samples = Vec::new();
         let mut seed = 7u64;
         let mut next = move || {
@@ -1044,20 +1068,12 @@ mod tests {
                 }
                 let expanded: Vec<String> = expand(line).unwrap_or_default();
                 patterns.extend(expanded.iter().map(|p| fold_for_matching(p)));
-                if !line.contains('<') && structure(&factor(line).unwrap_or_default()).is_empty() {
-                    skeleton_patterns.extend(
-                        expanded
-                            .iter()
-                            .map(|p| skeleton(p).as_str().to_string())
-                            .filter(|p| !p.is_empty()),
-                    );
-                }
                 for _ in 0..6 {
                     samples.push(expanded[next() % expanded.len()].clone());
                 }
             }
         }
-        (patterns, skeleton_patterns, samples)
+        (patterns, samples)
     }
 
     /// Contexts that keep an expansion, cut a word, break it or space it out.
