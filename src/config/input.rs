@@ -267,8 +267,7 @@ impl raw::RawJudge {
             (Some(u), Some(m)) => (u.clone(), m.clone()),
             _ => (self.url.clone(), self.model.clone()),
         };
-        let timeout_ms = overrides.judge_timeout_ms.unwrap_or(self.timeout_ms);
-        let settings = format!("{url}|{model}|{timeout_ms}|{}", self.max_tokens);
+        let settings = format!("{url}|{model}|{}|{}", self.timeout_ms, self.max_tokens);
         let (breaker, client) = match url.is_empty() {
             true => (None, None),
             false => {
@@ -281,7 +280,7 @@ impl raw::RawJudge {
                 prompt,
                 client,
                 breaker,
-                timeout: Duration::from_millis(timeout_ms),
+                timeout: Duration::from_millis(self.timeout_ms),
             },
             settings,
         })

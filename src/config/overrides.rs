@@ -22,10 +22,6 @@ pub struct Overrides {
     pub judge_model: Option<String>,
     /// `GUARD_JUDGE_API_KEY`: the overriding judge's bearer token.
     pub judge_api_key: Option<String>,
-    /// Every product's judge timeout instead of its `judge.timeout_ms`. Set by `guard eval`
-    /// with its scripted local judge only (no variable): an eval measures decisions, and a
-    /// busy machine must not turn a deterministic judge's answer into `judge_unavailable`.
-    pub judge_timeout_ms: Option<u64>,
     /// `GUARD_MODEL_ALLOW_BELOW`: thresholds for the overriding model (else its kind's defaults).
     pub allow_below: Option<f32>,
     /// `GUARD_MODEL_BLOCK_AT`

@@ -68,10 +68,6 @@ fn failed(message: String) -> EvalOutcome {
     }
 }
 
-/// How long the scripted judge may take: the longest timeout a product may set, long enough
-/// for any load, short enough that a hung judge still ends the run.
-const SCRIPTED_JUDGE_TIMEOUT_MS: u64 = crate::config::raw::MAX_TIMEOUT_MS;
-
 /// The configuration (with the scripted judge when no judge is given), the cases, the
 /// baseline and the metrics the pipeline records into (kept nowhere).
 fn prepare(
@@ -84,9 +80,6 @@ fn prepare(
             scripted_judge::start().map_err(|e| format!("cannot start the scripted judge: {e}"))?;
         overrides.judge_url = Some(url);
         overrides.judge_model = Some("scripted-judge".into());
-        // The scripted judge answers from a table on loopback; under a busy machine's load
-        // its answer may take longer than a product's timeout, which is not what is measured.
-        overrides.judge_timeout_ms = Some(SCRIPTED_JUDGE_TIMEOUT_MS);
     }
     let config = config::load(config_dir, &overrides).map_err(|e| e.to_string())?;
     let products: Vec<String> = config.products.keys().cloned().collect();
