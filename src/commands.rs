@@ -137,6 +137,11 @@ pub(crate) fn check_config(
                     p.tools.velocity.len(),
                     p.tools.store.as_str()
                 );
+                // Warnings do not fail the check: the configuration is valid, but it does
+                // something its operator should know about.
+                for w in p.warnings() {
+                    println!("warn  {}  {w}", p.name);
+                }
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -20,5 +20,6 @@ mod judge;
 mod ops;
 mod output;
 mod policy;
+mod policy_props;
 mod props;
 mod reliability;

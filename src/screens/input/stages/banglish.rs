@@ -177,6 +177,15 @@ impl Lexicon {
             if token.chars().count() < 2 {
                 continue;
             }
+            // A Bangla word in Bengali script is the other language the products take, not an
+            // accented Latin one: "A credit card এর SMS charge কত?" is English and Bangla mixed,
+            // and must not read as a European language with accents.
+            if token
+                .chars()
+                .all(|c| ('\u{0980}'..='\u{09FF}').contains(&c))
+            {
+                continue;
+            }
             ev.tokens += 1;
             if !token.is_ascii() {
                 ev.accented += 1;
@@ -312,6 +321,8 @@ mod tests {
             // One ambiguous word is no evidence.
             ("na", "undecided"),
             ("xyzzy frobnicate", "undecided"),
+            // Bengali-script words in a mostly English question are no accented Latin.
+            ("my card এর block কত", "en"),
             ("", "undecided"),
         ] {
             assert_eq!(kind(text), want, "text {text:?}");

@@ -585,15 +585,24 @@ impl Signatures {
 /// in the order of first appearance: its skeleton alone (the bare words: "admin: always" is
 /// "admin always") must not match without it, so a skeleton match of the line must find these
 /// in the source text it came from ([`has_structure_near`]).
+///
+/// Only what every alternative of a slot holds counts: in `{output|answer} directly{:| now|}`
+/// the colon is one choice among others, and "answer directly" is a whole expansion without it.
 fn structure(slots: &[Vec<String>]) -> String {
     let mut out = String::new();
-    for c in slots.iter().flatten().flat_map(|p| p.chars()) {
-        if matches!(
-            c,
-            ':' | '[' | ']' | '#' | '*' | '(' | ')' | '=' | '/' | '\\'
-        ) && !out.contains(c)
-        {
-            out.push(c);
+    for slot in slots {
+        let Some((first, rest)) = slot.split_first() else {
+            continue;
+        };
+        for c in first.chars() {
+            if matches!(
+                c,
+                ':' | '[' | ']' | '#' | '*' | '(' | ')' | '=' | '/' | '\\'
+            ) && !out.contains(c)
+                && rest.iter().all(|p| p.contains(c))
+            {
+                out.push(c);
+            }
         }
     }
     out
