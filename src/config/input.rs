@@ -280,7 +280,9 @@ impl raw::RawJudge {
                 prompt,
                 client,
                 breaker,
-                timeout: Duration::from_millis(self.timeout_ms),
+                timeout: overrides
+                    .judge_timeout
+                    .unwrap_or(Duration::from_millis(self.timeout_ms)),
             },
             settings,
         })

@@ -22,6 +22,10 @@ pub struct Overrides {
     pub judge_model: Option<String>,
     /// `GUARD_JUDGE_API_KEY`: the overriding judge's bearer token.
     pub judge_api_key: Option<String>,
+    /// The judge's deadline instead of each product's `judge.timeout_ms`. No variable sets it:
+    /// `guard eval` does, for its scripted local judge, whose answers are fixed, so that a busy
+    /// machine cannot turn a slow answer into `judge_unavailable` and change a score.
+    pub judge_timeout: Option<std::time::Duration>,
     /// `GUARD_MODEL_ALLOW_BELOW`: thresholds for the overriding model (else its kind's defaults).
     pub allow_below: Option<f32>,
     /// `GUARD_MODEL_BLOCK_AT`

@@ -80,6 +80,7 @@ fn prepare(
             scripted_judge::start().map_err(|e| format!("cannot start the scripted judge: {e}"))?;
         overrides.judge_url = Some(url);
         overrides.judge_model = Some("scripted-judge".into());
+        overrides.judge_timeout = Some(std::time::Duration::from_secs(30));
     }
     let config = config::load(config_dir, &overrides).map_err(|e| e.to_string())?;
     let products: Vec<String> = config.products.keys().cloned().collect();
