@@ -1,7 +1,9 @@
 //! What the HTTP service records about itself: build and configuration info, requests in
-//! flight, error responses by code, reloads and audit lines dropped.
+//! flight, error responses by code, the gateway adapters' answers, reloads and audit lines
+//! dropped.
 
 use super::error::ApiError;
+use super::gateway::Adapter;
 use crate::obs::metrics::Registry;
 use prometheus::{IntCounterVec, IntGauge, IntGaugeVec};
 
@@ -11,6 +13,7 @@ pub struct HttpMetrics {
     enabled: bool,
     in_flight: IntGauge,
     http_errors: IntCounterVec,
+    gateway_answers: IntCounterVec,
     config_info: IntGaugeVec,
     reloads: IntCounterVec,
     audit_dropped: IntGauge,
@@ -30,6 +33,11 @@ impl HttpMetrics {
                 "guard_http_errors_total",
                 "Error responses by stable error code",
                 &["code"],
+            )?,
+            gateway_answers: r.counter(
+                "guard_gateway_answers_total",
+                "Answers of the gateway adapters by adapter and action (allow, mask, block)",
+                &["adapter", "action"],
             )?,
             config_info: r.gauges(
                 "guard_config_info",
@@ -54,6 +62,12 @@ impl HttpMetrics {
             for code in ApiError::CODES {
                 m.http_errors.with_label_values(&[code]);
             }
+            for adapter in Adapter::ALL {
+                for action in ["allow", "mask", "block"] {
+                    m.gateway_answers
+                        .with_label_values(&[adapter.as_str(), action]);
+                }
+            }
         }
         Ok(m)
     }
@@ -69,6 +83,16 @@ impl HttpMetrics {
             return;
         }
         self.http_errors.with_label_values(&[code]).inc();
+    }
+
+    /// One answer of a gateway adapter (`action`: `allow`, `mask` or `block`).
+    pub fn record_gateway(&self, adapter: &str, action: &str) {
+        if !self.enabled {
+            return;
+        }
+        self.gateway_answers
+            .with_label_values(&[adapter, action])
+            .inc();
     }
 
     /// The revision of every loaded product (kept whether recording is on or not).

@@ -3,6 +3,7 @@
 
 use crate::verdict::TraceEntry;
 use serde::Serialize;
+use utoipa::ToSchema;
 
 #[derive(Debug, Clone)]
 pub struct Document {
@@ -11,7 +12,7 @@ pub struct Document {
     pub owner: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DocDecision {
     /// Screened and wrapped: hand `wrapped` to the model, never `text`.
@@ -32,13 +33,14 @@ impl DocDecision {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct DocVerdict {
     pub index: usize,
     pub id: Option<String>,
     pub decision: DocDecision,
     /// `passed`, the input side's reason codes (`prompt_injection`, `unsafe`,
     /// `guard_unavailable`, `check_failed`), `borderline`, or `not_owner`.
+    #[schema(value_type = String)]
     pub reason: &'static str,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub categories: Vec<String>,
@@ -49,7 +51,7 @@ pub struct DocVerdict {
     pub trace: Vec<TraceEntry>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ContextVerdict {
     pub product: String,
     pub documents: Vec<DocVerdict>,
