@@ -153,42 +153,15 @@ pub(crate) async fn serve(
     workers: Option<usize>,
     settings: &Settings,
 ) -> anyhow::Result<ExitCode> {
-    // With their own address (GUARD_OPS_LISTEN), the ops routes leave the main one.
-    let ops_listen = settings.ops_listen.clone();
     let state = match load_state(config_dir, settings, "stdout")? {
         Ok(s) => actix_web::web::Data::new(s),
         Err(code) => return Ok(code),
     };
-    let products: Vec<String> = state
-        .screener
-        .load()
-        .config
-        .products
-        .keys()
-        .cloned()
-        .collect();
-    // Without API keys the service answers anyone who can reach it: fine on loopback, refused
-    // elsewhere unless asked for explicitly (as Redis's protected mode does).
-    let loopback = listen
-        .parse::<std::net::SocketAddr>()
-        .map(|a| a.ip().is_loopback())
-        .unwrap_or_else(|_| listen.starts_with("localhost:"));
-    let open = settings.allow_unauthenticated;
-    match (&state.api_keys, loopback, open) {
-        (Some(_), _, _) => eprintln!("access: API keys required on /v1/* (scoped to products)"),
-        (None, true, _) => eprintln!("access: no API keys configured; serving loopback only"),
-        (None, false, true) => eprintln!(
-            "access: WARNING no API keys and a non-loopback address; GUARD_ALLOW_UNAUTHENTICATED=1"
-        ),
-        (None, false, false) => {
-            eprintln!(
-                "refusing to listen on {listen} without API keys: set GUARD_API_KEYS (or \
-                 GUARD_API_KEYS_FILE), or GUARD_ALLOW_UNAUTHENTICATED=1 to run open on purpose"
-            );
-            return Ok(ExitCode::from(2));
-        }
+    if let Err(code) = check_access(&state, &listen, settings) {
+        return Ok(code);
     }
-    if let Some(ops) = &ops_listen {
+    // With their own address (GUARD_OPS_LISTEN), the ops routes leave the main one.
+    if let Some(ops) = &settings.ops_listen {
         // Metrics and health on their own address; the main one serves the API only.
         let ops_state = state.clone();
         let ops_server = actix_web::HttpServer::new(move || {
@@ -201,19 +174,62 @@ pub(crate) async fn serve(
         tokio::spawn(ops_server);
         eprintln!("ops routes (/metrics, /healthz, /readyz) on http://{ops}");
     }
+    let products: Vec<String> = state
+        .screener
+        .load()
+        .config
+        .products
+        .keys()
+        .cloned()
+        .collect();
     eprintln!(
         "guard {} listening on http://{listen} (products: {})",
         env!("CARGO_PKG_VERSION"),
         products.join(", ")
     );
     spawn_sighup_reload(state.clone());
-    let app_state = state.clone();
+    run_api(state.clone(), &listen, workers).await?;
+    // Stopped (SIGTERM or SIGINT): requests finished; write out the audit log before exiting.
+    state.audit.close();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Without API keys the service answers anyone who can reach it: fine on loopback, refused
+/// elsewhere unless asked for explicitly (as Redis's protected mode does).
+fn check_access(state: &http::AppState, listen: &str, settings: &Settings) -> Result<(), ExitCode> {
+    let loopback = listen
+        .parse::<std::net::SocketAddr>()
+        .map(|a| a.ip().is_loopback())
+        .unwrap_or_else(|_| listen.starts_with("localhost:"));
+    match (&state.api_keys, loopback, settings.allow_unauthenticated) {
+        (Some(_), _, _) => eprintln!("access: API keys required on /v1/* (scoped to products)"),
+        (None, true, _) => eprintln!("access: no API keys configured; serving loopback only"),
+        (None, false, true) => eprintln!(
+            "access: WARNING no API keys and a non-loopback address; GUARD_ALLOW_UNAUTHENTICATED=1"
+        ),
+        (None, false, false) => {
+            eprintln!(
+                "refusing to listen on {listen} without API keys: set GUARD_API_KEYS (or \
+                 GUARD_API_KEYS_FILE), or GUARD_ALLOW_UNAUTHENTICATED=1 to run open on purpose"
+            );
+            return Err(ExitCode::from(2));
+        }
+    }
+    Ok(())
+}
+
+/// The API on `listen` until SIGTERM or SIGINT.
+async fn run_api(
+    state: actix_web::web::Data<http::AppState>,
+    listen: &str,
+    workers: Option<usize>,
+) -> anyhow::Result<()> {
     // Slow and idle clients are cut off on purpose: the request head must arrive within 5 s
     // (then 408), idle keep-alive connections close after 30 s, and on SIGTERM in-flight requests
     // get 10 s to finish before the process exits 0. Each body has its own deadline
     // (GUARD_BODY_TIMEOUT_MS, see AppState).
-    let mut server =
-        actix_web::HttpServer::new(move || http::create_app(app_state.clone(), http::Surface::Api))
+    let server =
+        actix_web::HttpServer::new(move || http::create_app(state.clone(), http::Surface::Api))
             .client_request_timeout(std::time::Duration::from_secs(5))
             .client_disconnect_timeout(std::time::Duration::from_secs(1))
             .keep_alive(std::time::Duration::from_secs(30))
@@ -226,16 +242,13 @@ pub(crate) async fn serve(
     let workers = workers.unwrap_or_else(|| {
         2 * std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
-    server = server.workers(workers.max(1));
     server
-        .bind(&listen)
+        .workers(workers.max(1))
+        .bind(listen)
         .with_context(|| format!("binding {listen}"))?
         .run()
         .await
-        .context("serving")?;
-    // Stopped (SIGTERM or SIGINT): requests finished; write out the audit log before exiting.
-    state.audit.close();
-    Ok(ExitCode::SUCCESS)
+        .context("serving")
 }
 
 #[cfg(unix)]
@@ -299,6 +312,15 @@ pub(crate) async fn screen(
         println!("{}", serde_json::to_string(&verdict)?);
         return Ok(ExitCode::SUCCESS);
     }
+    screen_jsonl(screener, product, concurrency).await
+}
+
+/// JSON lines on stdin, one verdict per line on stdout, in order.
+async fn screen_jsonl(
+    screener: std::sync::Arc<Screener>,
+    product: String,
+    concurrency: usize,
+) -> anyhow::Result<ExitCode> {
     // Lines are read on a thread and handed over in batches through a bounded channel: memory
     // stays bounded on an input of any size, screening starts with the first batch, and the
     // threads are not woken once per line.

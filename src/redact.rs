@@ -584,6 +584,31 @@ impl Stream {
     fn safe_cut(&self) -> (usize, Vec<Span>, Option<usize>) {
         let p = &self.pending;
         let floor = floor_char(p, p.len().saturating_sub(MAX_HOLD_BYTES));
+        // Every value already complete in what is held, with the left context, as `emit` will
+        // see it: a cut must not fall inside one ("see Temenos T24." must not leave as "see
+        // Temenos " and then "T24."; an IBAN whose end a later character confirms must not leave
+        // half masked one way and half the other).
+        let found = self.complete_values();
+        let cut = settle_cut(p, self.open_cut(), &found);
+        if cut < floor {
+            // Forced: release up to the bound, but never stop inside a value already complete
+            // in what is held (it leaves whole, and masked as one).
+            let mut forced = floor;
+            for &Span { start, end, .. } in &found {
+                if start < forced && end > forced {
+                    forced = end;
+                }
+            }
+            (forced, found, Some(cut))
+        } else {
+            (cut, found, None)
+        }
+    }
+
+    /// Before what may still become a value: the last word, an open run of digit groups, a
+    /// possible IBAN, the start of a possible internal name.
+    fn open_cut(&self) -> usize {
+        let p = &self.pending;
         let mut cut = p.len();
         // The last word (e-mail, identifier, IBAN group, a word that may be a keyword or name).
         if !p.ends_with(char::is_whitespace) {
@@ -618,58 +643,46 @@ impl Stream {
                 }
             }
         }
-        // A cut falls only between words, and never inside a run of digit groups ("০০০. 00000"
-        // held because its last word "00000O" is held must not leave its first group behind).
-        let groups = digit_groups(p);
-        // Every value already complete in what is held, with the left context, as `emit` will
-        // see it: a cut must not fall inside one ("see Temenos T24." must not leave as "see
-        // Temenos " and then "T24."; an IBAN whose end a later character confirms must not leave
-        // half masked one way and half the other).
-        let found = self.complete_values();
-        loop {
-            // Every rule above works on bytes; a cut is always at a character's start.
-            cut = floor_char(p, cut);
-            let before = cut;
-            for &Span { start, end, .. } in &found {
-                if start < cut && end > cut {
-                    // A span may start inside a character (its digits follow a multi-byte
-                    // separator): hold from the character's start.
-                    cut = floor_char(p, start);
-                }
-            }
-            if cut < p.len() && cut > 0 && !p[..cut].ends_with(char::is_whitespace) {
-                cut = after_last_space(&p[..cut]);
-            }
-            let mut i = 0;
-            while i < groups.len() {
-                let mut j = i + 1;
-                while j < groups.len() && groups[j].joined {
-                    j += 1;
-                }
-                let (start, end) = (groups[i].start, groups[j - 1].end);
-                if start < cut && end > cut {
-                    cut = floor_char(p, start);
-                }
-                i = j;
-            }
-            if cut == before {
-                break;
+        cut
+    }
+}
+
+/// Move a cut back until it falls at a character's start, outside every complete value, between
+/// words, and never inside a run of digit groups ("০০০. 00000" held because its last word
+/// "00000O" is held must not leave its first group behind).
+fn settle_cut(p: &str, mut cut: usize, found: &[Span]) -> usize {
+    let groups = digit_groups(p);
+    loop {
+        // Every rule above works on bytes; a cut is always at a character's start.
+        cut = floor_char(p, cut);
+        let before = cut;
+        for &Span { start, end, .. } in found {
+            if start < cut && end > cut {
+                // A span may start inside a character (its digits follow a multi-byte
+                // separator): hold from the character's start.
+                cut = floor_char(p, start);
             }
         }
-        if cut < floor {
-            // Forced: release up to the bound, but never stop inside a value already complete
-            // in what is held (it leaves whole, and masked as one).
-            let mut forced = floor;
-            for &Span { start, end, .. } in &found {
-                if start < forced && end > forced {
-                    forced = end;
-                }
+        if cut < p.len() && cut > 0 && !p[..cut].ends_with(char::is_whitespace) {
+            cut = after_last_space(&p[..cut]);
+        }
+        let mut i = 0;
+        while i < groups.len() {
+            let mut j = i + 1;
+            while j < groups.len() && groups[j].joined {
+                j += 1;
             }
-            (forced, found, Some(cut))
-        } else {
-            (cut, found, None)
+            let (start, end) = (groups[i].start, groups[j - 1].end);
+            if start < cut && end > cut {
+                cut = floor_char(p, start);
+            }
+            i = j;
+        }
+        if cut == before {
+            break;
         }
     }
+    cut
 }
 
 /// Where the text after its last white space starts (0 without one). White space may be

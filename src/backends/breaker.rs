@@ -13,7 +13,8 @@
 //! A call holds an [`Admission`]; dropping it without [`Admission::succeeded`] counts as a
 //! failure, so a call cut off by the pipeline's timeout is counted too.
 
-use super::{BackendError, Transport};
+use super::transport::Transport;
+use super::BackendError;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

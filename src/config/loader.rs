@@ -6,7 +6,7 @@ use super::problem::Problem;
 use super::{memo, raw};
 use crate::backends::breaker::{Breaker, BreakerSettings};
 use crate::backends::embedded::{EmbeddedModel, BUILTIN_MODEL};
-use crate::backends::Transport;
+use crate::backends::transport::Transport;
 use crate::screens::input::stages::banglish::Lexicon;
 use crate::screens::input::stages::policy::{Policy, RawPolicy};
 use crate::screens::input::stages::signatures::Signatures;

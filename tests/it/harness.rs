@@ -220,9 +220,15 @@ impl LiveServer {
             .local_addr()
             .map(|a| a.to_string())
             .unwrap_or_default();
+        // The client and the machine set the pace, not actix's own clocks: on a busy machine a
+        // request head can take longer than actix's 5 s to be read (408), and an idle pooled
+        // connection closed by a 5 s keep-alive races the client's next request on it (reset).
+        // Neither is what these tests look at; the guard's own deadlines (the body's) still apply.
         let Ok(server) =
             actix_web::HttpServer::new(move || create_app(state.clone(), Surface::Api))
                 .workers(workers)
+                .client_request_timeout(std::time::Duration::ZERO)
+                .keep_alive(std::time::Duration::from_secs(300))
                 .listen(listener)
                 .map(|s| s.run())
         else {

@@ -491,7 +491,7 @@ async fn counting_model(delay: Duration) -> (String, Arc<std::sync::atomic::Atom
 async fn a_backend_never_opens_more_sockets_than_its_cap() {
     use std::sync::atomic::Ordering;
     let (url, most) = counting_model(Duration::from_millis(5)).await;
-    let transport = match guard::backends::Transport::new(4) {
+    let transport = match guard::backends::transport::Transport::new(4) {
         Ok(t) => t,
         Err(e) => panic!("{e}"),
     };
@@ -502,8 +502,9 @@ async fn a_backend_never_opens_more_sockets_than_its_cap() {
     };
     // 200 calls at once, far more than the cap: they take turns on 4 sockets.
     let body = json!({});
-    let calls = (0..200)
-        .map(|_| guard::backends::post_json(&transport, &target, "chat/completions", &body));
+    let calls = (0..200).map(|_| {
+        guard::backends::transport::post_json(&transport, &target, "chat/completions", &body)
+    });
     let answers = futures_util::future::join_all(calls).await;
     let failed = answers.iter().filter(|a| a.is_err()).count();
     assert_eq!(failed, 0, "{:?}", answers.iter().find(|a| a.is_err()));

@@ -15,7 +15,7 @@
 pub mod records;
 pub mod verdict;
 
-pub use verdict::{ContextVerdict, DocDecision, DocVerdict, Document};
+pub use verdict::{ContextVerdict, DocDecision, DocReason, DocVerdict, Document};
 
 use crate::product::Product;
 use crate::screens::input::pipeline::run_plan;
@@ -24,7 +24,7 @@ use crate::screens::input::records::InputMetrics;
 use crate::screens::input::stages::judge::neutralise;
 use crate::screens::input::stages::Context;
 use crate::screens::records::Records;
-use crate::verdict::{Decision, Reason, Stage};
+use crate::verdict::Stage;
 use std::time::Instant;
 
 /// The markers around each document that passes.
@@ -95,7 +95,7 @@ async fn screen_one(
                 index,
                 id: doc.id,
                 decision: DocDecision::Drop,
-                reason: "not_owner",
+                reason: DocReason::NotOwner,
                 categories: Vec::new(),
                 score: None,
                 wrapped: None,
@@ -105,12 +105,7 @@ async fn screen_one(
     }
     let q = Question::new(&doc.text);
     let v = run_plan(product, &q, metrics, &Stage::CONTEXT, Context::default()).await;
-    let (decision, reason) = match (v.decision, v.reason) {
-        (Decision::Allow, _) => (DocDecision::Pass, v.reason.as_str()),
-        // With no judge in the plan, a borderline answer ends as "no judge resolved it".
-        (Decision::Block, Reason::JudgeUnavailable) => (DocDecision::Block, "borderline"),
-        (Decision::Block, r) => (DocDecision::Block, r.as_str()),
-    };
+    let (decision, reason) = DocReason::of_screen(v.decision, v.reason);
     let wrapped =
         (decision == DocDecision::Pass).then(|| wrap(doc.id.as_deref(), index, &doc.text));
     DocVerdict {

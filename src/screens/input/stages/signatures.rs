@@ -749,46 +749,11 @@ mod tests {
             Ok(s) => s,
             Err((_, e)) => panic!("{e}"),
         };
-        let mut patterns = Vec::new();
-        let mut samples = Vec::new();
-        let mut seed = 7u64;
-        let mut next = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize
-        };
-        for (_, text) in &lists {
-            for line in text.lines().map(str::trim) {
-                if line.is_empty() || line.starts_with('#') {
-                    continue;
-                }
-                let expanded: Vec<String> = expand(line).unwrap_or_default();
-                patterns.extend(expanded.iter().map(|p| fold_for_matching(p)));
-                for _ in 0..6 {
-                    samples.push(expanded[next() % expanded.len()].clone());
-                }
-            }
-        }
-        let contexts: [fn(&str) -> String; 9] = [
-            |p| p.to_string(),
-            |p| format!("please {p} now"),
-            |p| format!("x{p}"),
-            |p| format!("{p}s and so on"),
-            |p| format!("ok, {}!", p.to_uppercase()),
-            |p| p.chars().flat_map(|c| [c, ' ']).collect(),
-            |p| p.replace(' ', "-"),
-            |p| p.chars().skip(1).collect(),
-            |p| {
-                p.chars()
-                    .take(p.chars().count().saturating_sub(2))
-                    .collect()
-            },
-        ];
+        let (patterns, samples) = expansions_and_samples(&lists);
         let reference = Reference::new(&patterns);
         let (mut checked, mut hits) = (0, 0);
         for sample in &samples {
-            for context in contexts {
+            for context in CONTEXTS {
                 let folded = fold_for_matching(&context(sample));
                 let want = reference.find(&folded);
                 let got = (
@@ -810,4 +775,48 @@ mod tests {
         // The contexts must both keep and break matches, or the comparison proves little.
         assert!(hits > checked / 3 && hits < checked, "{hits} of {checked}");
     }
+
+    /// Every line's expansions (folded: the reference's patterns), and six of each line's
+    /// expansions drawn with a fixed seed (the samples).
+    fn expansions_and_samples(lists: &[(&str, &str)]) -> (Vec<String>, Vec<String>) {
+        let mut patterns = Vec::new();
+        let mut samples = Vec::new();
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        for (_, text) in lists {
+            for line in text.lines().map(str::trim) {
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                let expanded: Vec<String> = expand(line).unwrap_or_default();
+                patterns.extend(expanded.iter().map(|p| fold_for_matching(p)));
+                for _ in 0..6 {
+                    samples.push(expanded[next() % expanded.len()].clone());
+                }
+            }
+        }
+        (patterns, samples)
+    }
+
+    /// Contexts that keep an expansion, cut a word, break it or space it out.
+    const CONTEXTS: [fn(&str) -> String; 9] = [
+        |p| p.to_string(),
+        |p| format!("please {p} now"),
+        |p| format!("x{p}"),
+        |p| format!("{p}s and so on"),
+        |p| format!("ok, {}!", p.to_uppercase()),
+        |p| p.chars().flat_map(|c| [c, ' ']).collect(),
+        |p| p.replace(' ', "-"),
+        |p| p.chars().skip(1).collect(),
+        |p| {
+            p.chars()
+                .take(p.chars().count().saturating_sub(2))
+                .collect()
+        },
+    ];
 }
