@@ -6,6 +6,7 @@ POST /v1/chat/completions answers from the last user message:
   contains "transfer"    -> a tool call transfer_money(...)   (the gate should refuse it)
   contains "balance"     -> a tool call get_balance(...)      (the gate should allow it)
   anything else          -> "MOCK-ANSWER: ..." (echoes the question's length, not its text)
+  a tool result last     -> "MOCK-ANSWER: done." (an agent's loop ends after its tool ran)
 "stream": true is answered as server-sent events, one word per chunk.
 
 Every request body is appended to --log (one JSON object per line) so a test can
@@ -97,8 +98,12 @@ class Handler(BaseHTTPRequestHandler):
             return self._json(404, {"error": {"message": "not found"}})
         with LOCK, open(self.log_path, "a", encoding="utf-8") as f:
             f.write(json.dumps({"path": self.path, "body": body}) + "\n")
-        question = last_user_text(body.get("messages"))
-        answer = answer_for(question)
+        messages = body.get("messages") or []
+        question = last_user_text(messages)
+        if messages and messages[-1].get("role") == "tool":
+            answer = {"content": "MOCK-ANSWER: done.", "tool_calls": None}
+        else:
+            answer = answer_for(question)
         model = body.get("model", "mock-bank")
         created = int(time.time())
         if body.get("stream"):
@@ -157,6 +162,15 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
+class Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # A client that hangs up first (an agent that has what it needs) is not an error here.
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
@@ -164,7 +178,7 @@ def main():
     parser.add_argument("--log", required=True)
     args = parser.parse_args()
     Handler.log_path = args.log
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server = Server(("127.0.0.1", args.port), Handler)
     with open(args.port_file + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))
     import os

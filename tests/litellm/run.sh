@@ -3,7 +3,7 @@
 # Generic Guardrail API guardrail, checked through LiteLLM's own /v1/chat/completions.
 #
 #   bash tests/litellm/run.sh                   # the main phase (what CI runs)
-#   PHASES="main during down downopen" bash tests/litellm/run.sh
+#   PHASES="main during down downopen examples" bash tests/litellm/run.sh
 #   VENV=/path/venv bash tests/litellm/run.sh   # reuse (or create) that virtual environment
 #
 # Environment: GUARD_BIN (default target/debug/guard; build it first), VENV (default: a
@@ -20,6 +20,10 @@ ROOT=$(cd "$HERE/../.." && pwd)
 # float it (a compromised release of this package has been published before).
 LITELLM_SPEC=${LITELLM_SPEC:-"litellm[proxy]==1.108.7"}
 PHASES=${PHASES:-main}
+# The phase "examples" runs docs/integrations.md's Python examples (examples.py) with these, in
+# a virtual environment of their own (their openai pins differ from LiteLLM's).
+EXAMPLES_SPEC=${EXAMPLES_SPEC:-"openai-agents==0.24.0 langchain==1.5.2 langchain-openai==1.7.4 aiohttp httpx"}
+EXAMPLES_VENV=${EXAMPLES_VENV:-$WORK/examples-venv}
 WORK=${WORK:-$(mktemp -d -t guard-litellm.XXXXXX)}
 VENV=${VENV:-$WORK/venv}
 GUARD_BIN=${GUARD_BIN:-$ROOT/target/debug/guard}
@@ -48,9 +52,17 @@ if [ -z "${RIG_IN_NETNS:-}" ]; then
   else
     echo "time: install 0 s (reused $VENV)"
   fi
+  if [[ " $PHASES " == *" examples "* ]] && [ ! -x "$EXAMPLES_VENV/bin/python" ]; then
+    UV=$(command -v uv || echo "${UVTOOL:-$WORK/uvtool}/bin/uv")
+    [ -x "$UV" ] || { "$PY" -m venv "$WORK/uvtool" && "$WORK/uvtool/bin/pip" install --quiet --disable-pip-version-check "uv>=0.9,<1"; UV=$WORK/uvtool/bin/uv; }
+    "$UV" venv --quiet --python "$PY" "$EXAMPLES_VENV"
+    # shellcheck disable=SC2086 # a list of requirements
+    VIRTUAL_ENV="$EXAMPLES_VENV" "$UV" pip install --quiet $EXAMPLES_SPEC
+  fi
   if [ "${RIG_NETNS:-1}" = 1 ] && command -v unshare >/dev/null && command -v ip >/dev/null && unshare -n true 2>/dev/null; then
     echo "network: a namespace with loopback only"
-    RIG_IN_NETNS=1 WORK="$WORK" VENV="$VENV" GUARD_BIN="$GUARD_BIN" exec unshare -n bash "${BASH_SOURCE[0]}" "$@"
+    RIG_IN_NETNS=1 WORK="$WORK" VENV="$VENV" GUARD_BIN="$GUARD_BIN" EXAMPLES_VENV="$EXAMPLES_VENV" \
+      exec unshare -n bash "${BASH_SOURCE[0]}" "$@"
   fi
   echo "network: no namespace (RIG_NETNS=0, or unshare unavailable); everything binds 127.0.0.1"
 else
@@ -130,6 +142,13 @@ for phase in $PHASES; do
     during) run_phase during config.during.yaml "$GUARD_URL" ;;
     down) run_phase down config.yaml "$DEAD" ;;
     downopen) run_phase downopen config.failopen.yaml "$DEAD" ;;
+    examples)
+      echo "== phase examples (docs/integrations.md's Python examples, against guard and the mock)"
+      out=$(GUARD_URL="$GUARD_URL" MOCK_URL="$MOCK_API_BASE" GUARD_KEY="$GUARD_KEY" "$EXAMPLES_VENV/bin/python" "$HERE/examples.py" "$ROOT/docs/integrations.md" 2>&1 || true)
+      echo "$out" | sed '$d'
+      PASSED=$((PASSED + $(echo "$out" | tail -1 | awk '{print $1+0}')))
+      FAILED=$((FAILED + $(echo "$out" | tail -1 | awk '{print ($3 == "" ? 1 : $3+0)}')))
+      ;;
     *) echo "unknown phase $phase"; FAILED=$((FAILED + 1)) ;;
   esac
 done
