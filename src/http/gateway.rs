@@ -51,6 +51,26 @@ impl Adapter {
     }
 }
 
+/// What an adapter's answer did: the closed label set of `guard_gateway_answers_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Allow,
+    Mask,
+    Block,
+}
+
+impl Action {
+    pub const ALL: [Action; 3] = [Action::Allow, Action::Mask, Action::Block];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Allow => "allow",
+            Action::Mask => "mask",
+            Action::Block => "block",
+        }
+    }
+}
+
 /// One chat message as the gateways send it (OpenAI's shape). Unknown fields are ignored.
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 pub struct ChatMessage {
@@ -208,6 +228,8 @@ pub struct Checks {
     pub refusal: Option<Refusal>,
     /// The output screen changed a text.
     pub masked: bool,
+    /// A message no screen could read, refused here: the rail and why (its audit line).
+    unscreenable: Option<(&'static str, Unscreenable)>,
 }
 
 impl Checks {
@@ -246,22 +268,35 @@ impl Checks {
         }
     }
 
-    /// `block`, `mask` or `allow`: for `guard_gateway_answers_total`.
-    pub fn action(&self) -> &'static str {
+    /// What the answer does: refuse, mask or let through.
+    pub fn action(&self) -> Action {
         if self.refused() {
-            "block"
+            Action::Block
         } else if self.masked {
-            "mask"
+            Action::Mask
         } else {
-            "allow"
+            Action::Allow
         }
     }
 
-    /// Record the answer in `guard_gateway_answers_total`.
+    /// Record the answer: `guard_gateway_answers_total`, and an audit line for a refusal no
+    /// screen wrote one for (a message none could read; never its content).
     pub fn record<T>(&self, open: &Opened<T>, adapter: Adapter) {
-        open.state
-            .http
-            .record_gateway(adapter.as_str(), self.action());
+        open.state.http.record_gateway(adapter, self.action());
+        let Some((rail, why)) = self.unscreenable else {
+            return;
+        };
+        let line = serde_json::json!({
+            "ts": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            "kind": "gateway_refusal",
+            "adapter": adapter.as_str(),
+            "product": open.product.name,
+            "config_rev": open.product.config_rev,
+            "rail": rail,
+            "decision": "block",
+            "reason": why.as_str(),
+        });
+        open.screener.records().audit.write_value(&line);
     }
 }
 
@@ -304,6 +339,7 @@ pub fn refuse_unscreenable<T>(
 ) {
     let message = reply_text(&open.product.replies.safety, None);
     checks.refuse(rail, kind, why.as_str(), message);
+    checks.unscreenable.get_or_insert((rail, why));
 }
 
 /// A question's verdict as rails: one per stage in its trace, the deciding one refusing.

@@ -317,7 +317,7 @@ pub async fn checks(open: Opened<NemoCheck>, req: HttpRequest) -> Result<HttpRes
         false => NemoStatus::Success,
     };
     let guard = NemoGuardSummary {
-        action: checks.action().to_string(),
+        action: checks.action().as_str().to_string(),
         reason: refused
             .map(|r| r.reason.to_string())
             .or_else(|| masked.then(|| "masked".into())),

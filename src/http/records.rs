@@ -3,9 +3,9 @@
 //! dropped.
 
 use super::error::ApiError;
-use super::gateway::Adapter;
+use super::gateway::{Action, Adapter};
 use crate::obs::metrics::Registry;
-use prometheus::{IntCounterVec, IntGauge, IntGaugeVec};
+use prometheus::{IntCounter, IntCounterVec, IntGauge, IntGaugeVec};
 
 /// The service's own metrics. Cheap to clone.
 #[derive(Clone)]
@@ -13,7 +13,8 @@ pub struct HttpMetrics {
     enabled: bool,
     in_flight: IntGauge,
     http_errors: IntCounterVec,
-    gateway_answers: IntCounterVec,
+    /// `guard_gateway_answers_total`, one series per adapter and action, resolved once.
+    gateway_answers: Vec<IntCounter>,
     config_info: IntGaugeVec,
     reloads: IntCounterVec,
     audit_dropped: IntGauge,
@@ -34,11 +35,19 @@ impl HttpMetrics {
                 "Error responses by stable error code",
                 &["code"],
             )?,
-            gateway_answers: r.counter(
-                "guard_gateway_answers_total",
-                "Answers of the gateway adapters by adapter and action (allow, mask, block)",
-                &["adapter", "action"],
-            )?,
+            gateway_answers: {
+                let v = r.counter(
+                    "guard_gateway_answers_total",
+                    "Answers of the gateway adapters by adapter and action (allow, mask, block)",
+                    &["adapter", "action"],
+                )?;
+                // Closed label sets start at zero, so rates and alerts see them at once.
+                Adapter::ALL
+                    .iter()
+                    .flat_map(|a| Action::ALL.map(|x| (a.as_str(), x.as_str())))
+                    .map(|(a, x)| v.with_label_values(&[a, x]))
+                    .collect()
+            },
             config_info: r.gauges(
                 "guard_config_info",
                 "Loaded configuration revision per product",
@@ -62,12 +71,6 @@ impl HttpMetrics {
             for code in ApiError::CODES {
                 m.http_errors.with_label_values(&[code]);
             }
-            for adapter in Adapter::ALL {
-                for action in ["allow", "mask", "block"] {
-                    m.gateway_answers
-                        .with_label_values(&[adapter.as_str(), action]);
-                }
-            }
         }
         Ok(m)
     }
@@ -85,14 +88,15 @@ impl HttpMetrics {
         self.http_errors.with_label_values(&[code]).inc();
     }
 
-    /// One answer of a gateway adapter (`action`: `allow`, `mask` or `block`).
-    pub fn record_gateway(&self, adapter: &str, action: &str) {
+    /// One answer of a gateway adapter.
+    pub fn record_gateway(&self, adapter: Adapter, action: Action) {
         if !self.enabled {
             return;
         }
-        self.gateway_answers
-            .with_label_values(&[adapter, action])
-            .inc();
+        let at = adapter as usize * Action::ALL.len() + action as usize;
+        if let Some(counter) = self.gateway_answers.get(at) {
+            counter.inc();
+        }
     }
 
     /// The revision of every loaded product (kept whether recording is on or not).
