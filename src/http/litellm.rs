@@ -72,7 +72,7 @@ pub struct RawLiteLlm {
     /// The client's headers as LiteLLM forwards them (`[present]` for a value it keeps back).
     #[serde(default)]
     #[schema(value_type = Option<HashMap<String, String>>)]
-    request_headers: Option<HashMap<String, Value>>,
+    request_headers: Option<ForwardedHeaders>,
     /// The same on both sides of one call: the gate's turn.
     #[serde(default)]
     litellm_call_id: Option<String>,
@@ -118,6 +118,43 @@ pub struct ProviderParams {
     product: Option<String>,
 }
 
+/// LiteLLM's `request_headers`, of which guard keeps `x-guard-conversation` (any case) and reads
+/// past the rest without keeping them.
+#[derive(Debug, Default)]
+pub struct ForwardedHeaders {
+    conversation: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for ForwardedHeaders {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Headers;
+        impl<'de> serde::de::Visitor<'de> for Headers {
+            type Value = ForwardedHeaders;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of header names and values")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<ForwardedHeaders, A::Error> {
+                let mut kept = ForwardedHeaders::default();
+                while let Some(name) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if name.eq_ignore_ascii_case("x-guard-conversation") {
+                        let value: Value = map.next_value()?;
+                        kept.conversation = value.as_str().map(str::to_string);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(kept)
+            }
+        }
+        d.deserialize_map(Headers)
+    }
+}
+
 /// A checked call: the side, and what that side screens.
 #[derive(Debug)]
 pub struct LiteLlmCall {
@@ -155,12 +192,9 @@ impl RouteRequest for LiteLlmCall {
             _ => return Err(ApiError::MissingInputType),
         };
         let turn = header_text(raw.litellm_call_id.as_deref()).unwrap_or_else(|| fresh_id("turn"));
-        let forwarded = raw.request_headers.as_ref().and_then(|headers| {
-            let (_, v) = headers
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case("x-guard-conversation"))?;
-            header_text(v.as_str())
-        });
+        let forwarded = raw
+            .request_headers
+            .and_then(|h| header_text(h.conversation.as_deref()));
         let end_user = raw
             .request_data
             .and_then(|d| label(d.user_api_key_end_user_id.as_ref()))

@@ -176,6 +176,28 @@ async fn litellm_request_side_is_the_question_screen_on_the_last_user_message() 
         &[("adapter", "litellm"), ("action", "block")],
     );
     assert!(blocked >= 7.0, "{blocked}");
+    // A message no screen could read is refused with an audit line of its own, without content.
+    let lines = state.audit.memory_lines();
+    let refusals: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("\"gateway_refusal\""))
+        .collect();
+    assert!(
+        refusals
+            .iter()
+            .any(|l| l.contains("\"unreadable_content\"") && l.contains("\"litellm\"")),
+        "{refusals:?}"
+    );
+    assert!(
+        refusals.iter().any(|l| l.contains("\"no_question\"")),
+        "{refusals:?}"
+    );
+    assert!(
+        refusals
+            .iter()
+            .all(|l| !l.contains("cheque") && !l.contains("iVBOR")),
+        "{refusals:?}"
+    );
 }
 
 #[actix_web::test]
