@@ -30,7 +30,6 @@ use actix_web::{HttpRequest, HttpResponse};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::HashMap;
 use utoipa::ToSchema;
 
 /// The body LiteLLM sends (every field present, unset ones `null`). Unknown fields are ignored:
