@@ -11,7 +11,8 @@
 # package), RIG_NETNS=0 (no network namespace). The install needs the package registry;
 # everything after it runs in a network namespace with only loopback (unshare -n) when one can
 # be made, so nothing reaches the network. The last line is "N passed, N failed"; exit 1 on a
-# failure. Times of each step are printed.
+# failure, 77 when the pinned package cannot be installed (INSTALL_TIMEOUT bounds each install
+# step, 300 s by default). Times of each step are printed.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -23,9 +24,9 @@ PHASES=${PHASES:-main}
 # The phase "examples" runs docs/integrations.md's Python examples (examples.py) with these, in
 # a virtual environment of their own (their openai pins differ from LiteLLM's).
 EXAMPLES_SPEC=${EXAMPLES_SPEC:-"openai-agents==0.24.0 langchain==1.5.2 langchain-openai==1.7.4 aiohttp httpx"}
-EXAMPLES_VENV=${EXAMPLES_VENV:-$WORK/examples-venv}
 WORK=${WORK:-$(mktemp -d -t guard-litellm.XXXXXX)}
 VENV=${VENV:-$WORK/venv}
+EXAMPLES_VENV=${EXAMPLES_VENV:-$WORK/examples-venv}
 GUARD_BIN=${GUARD_BIN:-$ROOT/target/debug/guard}
 PY=${PYTHON:-python3}
 mkdir -p "$WORK"
@@ -43,11 +44,18 @@ if [ -z "${RIG_IN_NETNS:-}" ]; then
     UV=$(command -v uv || true)
     if [ -z "$UV" ]; then
       UVTOOL=${UVTOOL:-$WORK/uvtool}
-      [ -x "$UVTOOL/bin/uv" ] || { "$PY" -m venv "$UVTOOL" && "$UVTOOL/bin/pip" install --quiet --disable-pip-version-check "uv>=0.9,<1"; }
+      [ -x "$UVTOOL/bin/uv" ] || { "$PY" -m venv "$UVTOOL" && timeout "${INSTALL_TIMEOUT:-300}" "$UVTOOL/bin/pip" install --quiet --disable-pip-version-check --timeout 30 "uv>=0.9,<1"; } || true
       UV=$UVTOOL/bin/uv
     fi
-    "$UV" venv --quiet --python "$PY" "$VENV"
-    VIRTUAL_ENV="$VENV" "$UV" pip install --quiet "$LITELLM_SPEC"
+    # Exit 77 when the package cannot be installed (no registry, the pin withdrawn): the caller
+    # says whether that skips the checks or fails them. Bounded, so a registry that does not
+    # answer cannot hold CI.
+    if ! { [ -x "$UV" ] && timeout "${INSTALL_TIMEOUT:-300}" "$UV" venv --quiet --python "$PY" "$VENV" \
+      && VIRTUAL_ENV="$VENV" timeout "${INSTALL_TIMEOUT:-300}" "$UV" pip install --quiet "$LITELLM_SPEC"; }; then
+      rm -rf "$VENV"
+      echo "cannot install $LITELLM_SPEC (uv: ${UV:-none}) after $(secs "$t0" "$(now)") s" >&2
+      exit 77
+    fi
     echo "time: install $(secs "$t0" "$(now)") s ($LITELLM_SPEC into $VENV)"
   else
     echo "time: install 0 s (reused $VENV)"
