@@ -281,7 +281,7 @@ fn parse_product(l: &mut Loader<'_>, file: &str, name: &str, text: &str) -> Opti
             file,
             &key,
             message,
-            "see the configuration reference in README.md",
+            "see the configuration reference in docs/configuration.md",
         );
     }
     let raw = raw?;

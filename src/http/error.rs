@@ -109,7 +109,7 @@ impl ApiError {
                 format!("a valid `Authorization: Bearer <{what}>` header is required")
             }
             E::ForbiddenProduct(p) => format!("this API key is not for product `{}`", shown(p)),
-            E::NotFound => "no such route; see README.md for the API".into(),
+            E::NotFound => "no such route; see docs/api.md for the API".into(),
             E::UnknownProduct(p) => format!("no product named `{}`", shown(p)),
             E::MethodNotAllowed(allowed) => format!("this route accepts {allowed}"),
             E::RequestTimeout(limit) => {

@@ -213,12 +213,11 @@ impl Lexicon {
     }
 }
 
-/// The stage: reads the Latin form of the question ([`Question::latin`]).
-///
-/// [`Question::latin`]: crate::screens::input::question::Question::latin
-pub fn stage(q: &crate::screens::input::question::Question, lexicon: &Lexicon) -> super::StageEval {
+/// The stage: reads the Latin form of the question (`Question::latin`, passed in by the
+/// pipeline).
+pub fn stage(latin: &str, lexicon: &Lexicon) -> super::StageEval {
     use super::StageEval;
-    match evaluate(lexicon, q.latin()) {
+    match evaluate(lexicon, latin) {
         BanglishEval::English(ev) => StageEval::Language {
             code: "en".into(),
             settled: true,

@@ -456,7 +456,7 @@ impl Signatures {
             return block(hit.detail(), Some("many_shot"));
         }
         for segment in q.segments() {
-            let found = if segment.role == Some(turns::Role::System) {
+            let found = if segment.role == Some(crate::screens::input::segments::Role::System) {
                 Some(Finding::FakeSystem)
             } else {
                 self.find(&segment.text)
