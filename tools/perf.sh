@@ -31,7 +31,8 @@ fi
 cargo build --release --bin guard --example load_servers 2>&1 | tail -1
 BIN=target/release/guard
 LS=target/release/examples/load_servers
-P_GUARD=18180 P_ECHO=18190 P_MOCK=18191
+# Fixed by default; P_GUARD, P_ECHO, P_MOCK choose others (another run may hold these).
+P_GUARD=${P_GUARD:-18180} P_ECHO=${P_ECHO:-18190} P_MOCK=${P_MOCK:-18191}
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 # `fact NAME VALUE`: one measured value for the results table (written at the end).
@@ -246,11 +247,13 @@ routes = {
 }
 lua_str = lambda s: "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
 for name, (path, _, make) in routes.items():
-    lines = ["local reqs = {"]
+    # Built in init, once wrk knows the host: wrk.format at load time writes no Host header,
+    # and every request is then a 400.
+    lines = ["local reqs", "init = function(args)", "reqs = {"]
     for p, q in qs:
         headers = '{["Content-Type"] = "application/json"' + (f', ["x-guard-product"] = "{p}"' if name == "webhook" else "") + "}"
         lines.append(f'  wrk.format("POST", "{path}", {headers}, {lua_str(json.dumps(make(p, q), ensure_ascii=False))}),')
-    lines += ["}", "local i = 0", "request = function() i = i % #reqs + 1; return reqs[i] end"]
+    lines += ["}", "end", "local i = 0", "request = function() i = i % #reqs + 1; return reqs[i] end"]
     open(f"{work}/gw_{name}.lua", "w", encoding="utf-8").write("\n".join(lines) + "\n")
 PY
 GUARD_AUDIT_LOG="$work/audit7.jsonl" "$BIN" serve --listen 127.0.0.1:$P_GUARD "${GW[@]}" >/dev/null 2>&1 & G=$!; wait_ready
