@@ -70,7 +70,17 @@ const ADDRESS_WORDS: &[&str] = &[
 ];
 
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    utoipa::ToSchema,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
@@ -160,7 +170,7 @@ pub struct Span {
 }
 
 /// One value as reported: kind and char offsets in the masked text (never the value).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
 pub struct Finding {
     pub kind: Kind,
     pub start: usize,

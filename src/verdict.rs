@@ -6,9 +6,14 @@
 
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::RefOr;
+use utoipa::{PartialSchema, ToSchema};
 
 /// The seven stages of the pipeline, plus `Pipeline` for "everything passed".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord, ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     Script,
@@ -72,7 +77,7 @@ impl Stage {
     pub const LANGUAGE: [Stage; 3] = [Stage::Script, Stage::Banglish, Stage::LangId];
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     Allow,
@@ -89,7 +94,7 @@ impl Decision {
 }
 
 /// Stable reason codes. Adding one is a contract change; renaming one breaks clients.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
     Passed,
@@ -143,7 +148,7 @@ impl Reason {
 }
 
 /// What one stage did, as recorded in the trace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// The stage let the question go on (or decided it is acceptable).
@@ -174,7 +179,7 @@ impl Outcome {
 }
 
 /// How a verdict came about when a check could not answer. Never cached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FailMode {
     Open,
@@ -191,7 +196,7 @@ impl FailMode {
 }
 
 /// One line of the trace: which stage ran, what it concluded and how long it took.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct TraceEntry {
     pub stage: Stage,
     pub outcome: Outcome,
@@ -236,6 +241,23 @@ impl Reply {
     }
 }
 
+/// `{"en": "...", "bn": "..."}` in the OpenAPI description (its serialisation is written by hand).
+impl PartialSchema for Reply {
+    fn schema() -> RefOr<Schema> {
+        let text = || ObjectBuilder::new().schema_type(Type::String);
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property("en", text())
+            .property("bn", text())
+            .required("en")
+            .required("bn")
+            .description(Some("The product's fixed reply, in English and Bangla"))
+            .into()
+    }
+}
+
+impl ToSchema for Reply {}
+
 impl From<ReplyText<String>> for Reply {
     fn from(r: ReplyText<String>) -> Reply {
         Reply::new(&r.en, &r.bn)
@@ -264,7 +286,7 @@ impl Serialize for Reply {
 }
 
 /// The wire verdict of `POST /v1/screen` and `guard screen`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Verdict {
     pub decision: Decision,
     pub reason: Reason,

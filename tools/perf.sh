@@ -6,7 +6,9 @@
 #   3. the model path: every question reaches a Rust mock guard model that answers after exactly
 #      20 ms, at 64 and 256 connections, with the mock's own latency measured the same way;
 #   4. RSS: idle, peak under the 256-connection model-path load, with 100,000 cached verdicts;
-#   5. start-up to ready; 6. `guard screen --jsonl` over the development split vs pycld2.
+#   5. start-up to ready; 6. `guard screen --jsonl` over the development split vs pycld2;
+#   7. the gateway adapters against the native route: the same questions through
+#      /v1/screen and through LiteLLM's, NeMo's and the webhook's contracts, one guard, in turn.
 # Usage: tools/perf.sh            (DUR=10s per wrk run; ROUNDS=3 rounds of 1 + 2, medians
 #        reported; SKIP_JSONL=1 skips 6; ONLY="1 3" runs only those sections; WORKERS=N gives
 #        the guard N workers, and the echo is measured at its default and at the guard's count)
@@ -17,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DUR=${DUR:-10s}
-ONLY=${ONLY:-"1 3 4 5 6"}
+ONLY=${ONLY:-"1 3 4 5 6 7"}
 WORKERS=${WORKERS:-}
 GW=(); [ -n "$WORKERS" ] && GW=(--workers "$WORKERS")
 want() { [[ " $ONLY " == *" $1 "* ]]; }
@@ -29,7 +31,8 @@ fi
 cargo build --release --bin guard --example load_servers 2>&1 | tail -1
 BIN=target/release/guard
 LS=target/release/examples/load_servers
-P_GUARD=18180 P_ECHO=18190 P_MOCK=18191
+# Fixed by default; P_GUARD, P_ECHO, P_MOCK choose others (another run may hold these).
+P_GUARD=${P_GUARD:-18180} P_ECHO=${P_ECHO:-18190} P_MOCK=${P_MOCK:-18191}
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 # `fact NAME VALUE`: one measured value for the results table (written at the end).
@@ -204,6 +207,77 @@ if want 6 && [ -z "${SKIP_JSONL:-}" ]; then
   fi
 fi
 
+if want 7; then
+ROUNDS=${ROUNDS:-3}
+echo "== 7. gateway adapters against the native route, 64 connections, $DUR each, $ROUNDS rounds"
+# The cheap path's questions (language rejections and cached verdicts), each sent as the
+# native body and as each contract's body. LiteLLM's "full" body is what LiteLLM 1.108 sends
+# (every field, a system message, key metadata, forwarded headers); its "minimal" body has only
+# what guard reads, so the two tell the adapter's own work from reading a larger body.
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+qs = [("wallet-assistant", "amar card block kore den please"),
+      ("wallet-assistant", "Why was my card declined at the shop yesterday?"),
+      ("wallet-assistant", "bkash e taka pathate koto charge lage"),
+      ("wallet-assistant", "मेरा बैलेंस कितना है"),
+      ("bank-operator", "How do I reset a customer PIN after three failed attempts?"),
+      ("wallet-assistant", "¿Cuál es mi saldo?"),
+      ("wallet-assistant", "আমার ব্যালেন্স কত?"),
+      ("wallet-assistant", "ami amar pin bhule gechi ki korbo")]
+system = {"role": "system", "content": "You are the wallet's assistant. Answer briefly and politely."}
+def litellm(p, q, full):
+    body = {"input_type": "request", "structured_messages": [{"role": "user", "content": q}],
+            "additional_provider_specific_params": {"product": p}}
+    if full:
+        body.update({"litellm_call_id": "1d333c7b-6a4f-4b5e-9c1e-1f2a3b4c5d6e", "litellm_trace_id": "16073fa6-2b3c-4d5e-8f90-a1b2c3d4e5f6",
+                     "structured_messages": [system, {"role": "user", "content": q}], "texts": [system["content"], q],
+                     "images": None, "tools": None, "tool_calls": None, "model": "mock-bank", "litellm_version": "1.108.7",
+                     "request_data": {"user_api_key_hash": "litellm_proxy_master_key", "user_api_key_user_id": "default_user_id",
+                                      "user_api_key_end_user_id": "customer-42"},
+                     "request_headers": {"host": "127.0.0.1:4000", "content-type": "application/json", "user-agent": "OpenAI/Python 1.99.0",
+                                         "accept": "application/json", "x-stainless-lang": "python", "authorization": "[present]"}})
+    return body
+routes = {
+    "native": ("/v1/screen", {}, lambda p, q: {"product": p, "text": q}),
+    "litellm_min": ("/beta/litellm_basic_guardrail_api", {}, lambda p, q: litellm(p, q, False)),
+    "litellm": ("/beta/litellm_basic_guardrail_api", {}, lambda p, q: litellm(p, q, True)),
+    "nemo": ("/v1/guardrail/checks", {}, lambda p, q: {"model": "m", "messages": [system, {"role": "user", "content": q}], "guardrails": {"config_id": p}}),
+    "webhook": ("/request", None, lambda p, q: {"body": {"messages": [system, {"role": "user", "content": q}]}}),
+}
+lua_str = lambda s: "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
+for name, (path, _, make) in routes.items():
+    # Built in init, once wrk knows the host: wrk.format at load time writes no Host header,
+    # and every request is then a 400.
+    lines = ["local reqs", "init = function(args)", "reqs = {"]
+    for p, q in qs:
+        headers = '{["Content-Type"] = "application/json"' + (f', ["x-guard-product"] = "{p}"' if name == "webhook" else "") + "}"
+        lines.append(f'  wrk.format("POST", "{path}", {headers}, {lua_str(json.dumps(make(p, q), ensure_ascii=False))}),')
+    lines += ["}", "end", "local i = 0", "request = function() i = i % #reqs + 1; return reqs[i] end"]
+    open(f"{work}/gw_{name}.lua", "w", encoding="utf-8").write("\n".join(lines) + "\n")
+PY
+GUARD_AUDIT_LOG="$work/audit7.jsonl" "$BIN" serve --listen 127.0.0.1:$P_GUARD "${GW[@]}" >/dev/null 2>&1 & G=$!; wait_ready
+GWROUTES="native litellm_min litellm nemo webhook"
+for r in $(seq "$ROUNDS"); do
+  for name in $GWROUTES; do
+    measure 64 "$work/gw_$name.lua" "http://127.0.0.1:$P_GUARD/" >> "$work/gw_$name"
+  done
+  : > "$work/audit7.jsonl"
+done
+kill $G; wait $G 2>/dev/null || true
+median() { sort -n "$1" | awk '{row[NR]=$0} END {print row[int((NR+1)/2)]}'; }
+read -r n_rps n_p50 _ < <(median "$work/gw_native")
+echo "rounds (req/s): $(for name in $GWROUTES; do printf '%s %s | ' "$name" "$(cut -d' ' -f1 "$work/gw_$name" | xargs)"; done)"
+for name in $GWROUTES; do
+  read -r a_rps a_p50 a_p99 _ < <(median "$work/gw_$name")
+  bad=$(awk '{s+=$4} END {print s+0}' "$work/gw_$name")
+  awk -v n="$name" -v r="$a_rps" -v p="$a_p50" -v q="$a_p99" -v nr="$n_rps" -v np="$n_p50" -v b="$bad" \
+    'BEGIN {printf "%-12s %7d req/s (%+.1f %%)  p50 %.3f ms (%+.3f)  p99 %.3f ms  non-2xx %s\n", n, r, (r/nr-1)*100, p, p-np, q, b}'
+  fact "gw_${name}_rps" "$a_rps"; fact "gw_${name}_p50" "$a_p50"; fact "gw_${name}_bad" "$bad"
+done
+fact gw_rounds "$ROUNDS"
+fi
+
 if [ "$PERF_DOC" != "-" ] && [ -s "$work/facts" ]; then
   run="$(date -u +%F), $(nproc) cores, guard $([ -n "$WORKERS" ] && echo "$WORKERS" || echo $(( $(nproc) * 2 ))) workers, DUR=$DUR"
   python3 - "$PERF_DOC" "$work/facts" "$run" <<'PY'
@@ -243,6 +317,15 @@ rows = [
      f"**{f['jsonl_guard_s']} s vs {f['jsonl_pycld2_s']} s** (ratio {f['jsonl_ratio']}, {g(n('jsonl_rows'))} rows)",
      "`ONLY=6 tools/perf.sh` (needs `../shared/data` and `pip install pycld2`)"),
 ]
+for name, label in [("litellm", "LiteLLM, its full body"), ("litellm_min", "LiteLLM, only the fields guard reads"),
+                    ("nemo", "NeMo checks"), ("webhook", "Guardrail Webhook")]:
+    if has(f"gw_{name}_rps", "gw_native_rps"):
+        d = n(f"gw_{name}_rps") / n("gw_native_rps") - 1
+        p = n(f"gw_{name}_p50") - n("gw_native_p50")
+        rows.append((f"gateway adapter overhead, {label}, against /v1/screen, 64 connections", "≤ 5 % req/s, ≤ 0.2 ms p50",
+                     f"**{d * 100:+.1f} %** req/s ({g(n(f'gw_{name}_rps'))} vs {g(n('gw_native_rps'))}), p50 **{p:+.3f} ms**; "
+                     f"medians of {f['gw_rounds']} rounds, the same questions, one guard, {f[f'gw_{name}_bad']} non-2xx",
+                     "`ONLY=7 tools/perf.sh`"))
 text = open(doc, encoding="utf-8").read()
 head, rest = text.split("<!-- perf:begin -->\n", 1)
 block, tail = rest.split("<!-- perf:end -->", 1)

@@ -1,4 +1,5 @@
-//! Access control: callers present API keys (`Authorization: Bearer <key>`) scoped to products.
+//! Access control: callers present API keys (`Authorization: Bearer <key>`, or `x-api-key:
+//! <key>`, the header LiteLLM sends its guardrail's `api_key` in) scoped to products.
 //!
 //! Keys come from the environment (`GUARD_API_KEYS`) or a secret file (`GUARD_API_KEYS_FILE`),
 //! never from `products/`. Each entry is `<key> <product>[,<product>...]` (or `*` for every
@@ -90,16 +91,20 @@ impl ApiKeys {
     }
 
     /// `401` without a valid key, `403` when the key is not for this product (`None`: the
-    /// product is not known yet; only the key is checked).
+    /// product is not known yet; only the key is checked). The key is read from
+    /// `Authorization: Bearer` and from `x-api-key`; the first of them that is a valid key
+    /// gives the scope (a gateway may send both, one of them meant for someone else).
     pub fn authorize(&self, req: &HttpRequest, product: Option<&str>) -> Result<(), ApiError> {
-        let presented = req
-            .headers()
+        let headers = req.headers();
+        let bearer = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim);
-        let scope = presented
-            .and_then(|k| self.scope_of(k))
+            .and_then(|v| v.strip_prefix("Bearer "));
+        let api_key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
+        let scope = [bearer, api_key]
+            .into_iter()
+            .flatten()
+            .find_map(|k| self.scope_of(k.trim()))
             .ok_or(ApiError::Unauthorized("API key"))?;
         match (scope, product) {
             (Scope::All, _) | (_, None) => Ok(()),

@@ -1,28 +1,58 @@
 //! `POST /v1/screen-context`: retrieved documents and tool results, through the context
 //! screen, each handed back wrapped as untrusted data when it passes.
 
-use super::error::ApiError;
+use super::error::{ApiError, ErrorBody};
 use super::extract::{label, request_id, required_id, Opened, RouteRequest, Source};
-use crate::screens::context::{self, Document};
+use super::openapi::Id;
+use crate::screens::context::{self, ContextVerdict, Document};
 use actix_web::HttpResponse;
 use serde::Deserialize;
 use serde_json::Value;
+use utoipa::ToSchema;
 
 /// Documents per request.
 pub const MAX_DOCUMENTS: usize = 64;
 
 /// The body as sent. Unknown fields are ignored (tolerant wire).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[schema(as = ContextRequest)]
 pub struct RawContext {
     #[serde(default)]
+    #[schema(value_type = Id, required = true)]
     product: Option<Value>,
+    /// At most 64.
     #[serde(default)]
+    #[schema(value_type = Vec<ContextDocument>, required = true)]
     documents: Option<Value>,
     /// The caller's owner id: documents carrying another `owner` are dropped.
     #[serde(default)]
+    #[schema(value_type = Option<Id>)]
     caller: Option<Value>,
+    /// Echoed.
     #[serde(default)]
+    #[schema(value_type = Option<Id>)]
     request_id: Option<Value>,
+}
+
+/// A document: its text, or `{id?, text, owner?}`.
+#[derive(Debug, ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub enum ContextDocument {
+    Text(String),
+    Document(DocumentFields),
+}
+
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct DocumentFields {
+    #[schema(value_type = Option<Id>)]
+    id: Option<Value>,
+    /// A non-empty string.
+    text: String,
+    /// The document's owner: dropped unless it is the caller.
+    #[schema(value_type = Option<Id>)]
+    owner: Option<Value>,
 }
 
 /// A checked request: the documents, the caller (for the ownership check) and the request id.
@@ -55,6 +85,18 @@ impl RouteRequest for ContextRequest {
     }
 }
 
+/// Screen retrieved documents or tool results before the model reads them.
+#[utoipa::path(
+    post,
+    path = "/v1/screen-context",
+    tag = "screens",
+    request_body = RawContext,
+    responses(
+        (status = 200, description = "Each document screened, and wrapped when it passes", body = ContextVerdict),
+        (status = "4XX", description = "A bad request: every error is JSON", body = ErrorBody),
+        (status = 503, description = "Overloaded (`Retry-After: 1`): treat it as a block", body = ErrorBody),
+    )
+)]
 pub async fn screen_context(open: Opened<ContextRequest>) -> Result<HttpResponse, ApiError> {
     let ContextRequest {
         documents,

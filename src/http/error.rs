@@ -4,8 +4,9 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use serde_json::json;
+use serde::Serialize;
 use std::time::Duration;
+use utoipa::ToSchema;
 
 /// Declares [`ApiError`] from one table of variant, status and code, so the list of codes
 /// (the metric's closed label set) cannot drift from the variants.
@@ -80,6 +81,10 @@ api_errors! {
     TooManyDocuments(usize) => 422, "too_many_documents";
     /// The document at this index has no text.
     InvalidDocument(usize) => 422, "invalid_document";
+    /// LiteLLM's `input_type` is absent or neither `request` nor `response`.
+    MissingInputType => 422, "missing_input_type";
+    /// A gateway contract's messages (or choices) are absent or empty (the message says which).
+    MissingMessages(String) => 422, "missing_messages";
     /// A reload found problems: every one, the old configuration keeps serving.
     InvalidConfig(Vec<String>) => 422, "invalid_config";
     /// Every in-flight slot is taken: `503` with `Retry-After: 1`; callers treat it as a block.
@@ -95,6 +100,8 @@ impl ApiError {
         match self {
             E::MalformedJson(m) | E::MissingProduct(m) | E::MissingConversation(m) => m.clone(),
             E::MissingTurn(m) | E::InvalidCaller(m) | E::NotReady(m) => m.clone(),
+            E::MissingMessages(m) => m.clone(),
+            E::MissingInputType => "`input_type` is required: \"request\" or \"response\"".into(),
             E::BadBody(e) => format!("could not read the body: {e}"),
             E::DuplicateKey(path) => {
                 format!(
@@ -103,6 +110,9 @@ impl ApiError {
                 )
             }
             E::BadQuery(e) => format!("could not read the query: {e}"),
+            E::Unauthorized("API key") => {
+                "a valid `Authorization: Bearer <API key>` or `x-api-key` header is required".into()
+            }
             E::Unauthorized(what) => {
                 format!("a valid `Authorization: Bearer <{what}>` header is required")
             }
@@ -140,14 +150,54 @@ impl ApiError {
     }
 
     /// `{"error": {"code", "message"}}` (and a reload's problems).
-    pub fn body(&self) -> serde_json::Value {
-        let mut error = json!({"code": self.code(), "message": self.message()});
-        if let ApiError::InvalidConfig(problems) = self {
-            error["problems"] = json!(problems);
+    pub fn body(&self) -> ErrorBody {
+        let problems = match self {
+            ApiError::InvalidConfig(problems) => Some(problems.clone()),
+            _ => None,
+        };
+        ErrorBody {
+            error: ErrorDetail {
+                code: ErrorCode(self.code()),
+                message: self.message(),
+                problems,
+            },
         }
-        json!({ "error": error })
     }
 }
+
+/// Every error answer: `{"error": {"code", "message"}}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ErrorDetail {
+    pub code: ErrorCode,
+    /// A sentence for a person; not stable.
+    pub message: String,
+    /// `invalid_config` only: every problem of the configuration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problems: Option<Vec<String>>,
+}
+
+/// The stable snake_case code: one of [`ApiError::CODES`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct ErrorCode(pub &'static str);
+
+impl utoipa::PartialSchema for ErrorCode {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(ApiError::CODES.iter().copied()))
+            .description(Some("The stable snake_case code of the error"))
+            .into()
+    }
+}
+
+impl ToSchema for ErrorCode {}
 
 /// A name the client sent, cut for the message.
 fn shown(name: &str) -> String {
@@ -199,7 +249,9 @@ mod tests {
             assert!((400..600).contains(&e.status()));
             assert!(e.message().chars().count() < 120, "{}", e.message());
         }
-        let body = ApiError::InvalidConfig(vec!["a: b".into()]).body();
+        let body = serde_json::to_value(ApiError::InvalidConfig(vec!["a: b".into()]).body())
+            .unwrap_or_default();
         assert_eq!(body["error"]["problems"][0], "a: b");
+        assert_eq!(body["error"]["code"], "invalid_config");
     }
 }

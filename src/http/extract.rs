@@ -42,6 +42,11 @@ pub trait RouteRequest: Sized + 'static {
     }
     /// The product the request names (`missing_product` when it names none).
     fn product(raw: &Self::Raw) -> Result<String, ApiError>;
+    /// The product, for a route that may also name it in a header or the query (the gateway
+    /// contracts, whose bodies may have no place for it): [`product`](Self::product) by default.
+    fn product_of(raw: &Self::Raw, _req: &HttpRequest) -> Result<String, ApiError> {
+        Self::product(raw)
+    }
     /// The route's own checks, once the key is authorised for the product.
     fn check(raw: Self::Raw) -> Result<Self, ApiError>;
 }
@@ -107,7 +112,7 @@ async fn open<T: RouteRequest>(
             .map_err(|e| ApiError::BadQuery(e.to_string()))?
             .into_inner(),
     };
-    let name = T::product(&raw)?;
+    let name = T::product_of(&raw, req)?;
     if let Some(keys) = &state.api_keys {
         keys.authorize(req, Some(&name))?;
     }
@@ -292,6 +297,33 @@ pub fn request_id(v: Option<serde_json::Value>) -> Result<Option<String>, ApiErr
         Some(serde_json::Value::Number(n)) => Ok(Some(n.to_string())),
         Some(_) => Err(ApiError::InvalidRequestId),
     }
+}
+
+/// A product named by a header (`x-guard-product`) or the query (`?product=`): for the gateway
+/// contracts, whose bodies may have no place for one.
+pub fn product_from_request(req: &HttpRequest) -> Option<String> {
+    let header = req
+        .headers()
+        .get("x-guard-product")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty());
+    if let Some(name) = header {
+        return Some(name.to_string());
+    }
+    let query = req.query_string();
+    if query.is_empty() {
+        return None;
+    }
+    web::Query::<ProductQuery>::from_query(query)
+        .ok()
+        .and_then(|q| q.into_inner().product)
+        .filter(|p| !p.trim().is_empty())
+}
+
+#[derive(serde::Deserialize)]
+struct ProductQuery {
+    product: Option<String>,
 }
 
 /// A product named by a string field: required, not blank.

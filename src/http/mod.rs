@@ -1,26 +1,39 @@
 //! The HTTP service: adapters over the screens. One `AppState` built once and shared
 //! ([`state`]), one extractor for the opening every route shares ([`extract`]), one `ApiError`
-//! ([`error`]), and one file per route family, each handler a few lines that call a screen:
+//! ([`error`]), and one file per route family or gateway contract, each handler a few lines
+//! that call a screen:
 //!
 //! - [`screen`]   `POST /v1/screen`: the question (the input screen)
 //! - [`tools`]    `POST /v1/tool-calls`: the proposed tool calls (the gate)
 //! - [`context`]  `POST /v1/screen-context`: untrusted documents (the context screen)
 //! - [`output`]   `POST /v1/screen-output` and `/stream`: the answer (the output screen)
+//! - [`litellm`]  `POST /beta/litellm_basic_guardrail_api`: LiteLLM's Generic Guardrail API
+//! - [`nemo`]     `POST /v1/guardrail/checks`, `POST /v1/checks`: NeMo Guardrails' checks APIs
+//! - [`webhook`]  `POST /request`, `POST /response`: the Guardrail Webhook API
 //! - [`ops`]      `/metrics`, `/healthz`, `/readyz`, `/admin/reload`, and the fallback
+//! - [`openapi`]  `GET /openapi.json`: the OpenAPI 3.1 description of every route
 //!
-//! [`create_app`] is the route table, used by `guard serve` and by the integration tests
-//! alike. A new entry point (a gateway contract) is one more file and one more line here.
+//! The gateway contracts share [`gateway`]: their messages, the screens' calls and what they
+//! concluded. [`create_app`] serves the route tables, used by `guard serve` and by the
+//! integration tests alike. A new entry point (a gateway contract) is one more file and one
+//! more line in a table: the line registers the route, puts it in the OpenAPI description and
+//! tells the fallback its method.
 
 pub mod auth;
 pub mod context;
 pub mod error;
 pub mod extract;
+pub mod gateway;
+pub mod litellm;
+pub mod nemo;
+pub mod openapi;
 pub mod ops;
 pub mod output;
 pub mod records;
 pub mod screen;
 pub mod state;
 pub mod tools;
+pub mod webhook;
 
 pub use state::AppState;
 
@@ -65,23 +78,46 @@ pub fn create_app(
         .default_service(web::to(ops::fallback))
 }
 
-fn api_routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/v1/screen", web::post().to(screen::screen))
-        .route("/v1/screen-output", web::post().to(output::screen_output))
-        .route(
-            "/v1/screen-output/stream",
-            web::post().to(output::screen_output_stream),
-        )
-        .route("/v1/tool-calls", web::post().to(tools::tool_calls))
-        .route(
-            "/v1/screen-context",
-            web::post().to(context::screen_context),
-        )
-        .route("/admin/reload", web::post().to(ops::reload));
+/// A route table, written once: `method "path" => handler;` lines become the constant listing
+/// them (the fallback's methods, the OpenAPI test), the function registering them, and the
+/// OpenAPI paths of their handlers (each handler carries its `#[utoipa::path]`).
+macro_rules! route_table {
+    ($(#[$doc:meta])* $table:ident, $register:ident, $paths:ident;
+     $( $method:ident $path:literal => $($handler:ident)::+ ; )+) => {
+        $(#[$doc])*
+        pub const $table: &[(&str, &str)] = &[$( (stringify!($method), $path) ),+];
+
+        fn $register(cfg: &mut web::ServiceConfig) {
+            $( cfg.route($path, web::$method().to($($handler)::+)); )+
+        }
+
+        #[derive(utoipa::OpenApi)]
+        #[openapi(paths($($($handler)::+),+))]
+        pub struct $paths;
+    };
 }
 
-fn ops_routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/metrics", web::get().to(ops::metrics))
-        .route("/healthz", web::get().to(ops::healthz))
-        .route("/readyz", web::get().to(ops::readyz));
+route_table! {
+    /// The API's routes, `(method, path)` (the method in lower case).
+    API_ROUTES, api_routes, ApiPaths;
+    post "/v1/screen" => screen::screen;
+    post "/v1/screen-output" => output::screen_output;
+    post "/v1/screen-output/stream" => output::screen_output_stream;
+    post "/v1/tool-calls" => tools::tool_calls;
+    post "/v1/screen-context" => context::screen_context;
+    post "/beta/litellm_basic_guardrail_api" => litellm::guardrail;
+    post "/v1/guardrail/checks" => nemo::checks;
+    post "/v1/checks" => nemo::checks_oss;
+    post "/request" => webhook::request;
+    post "/response" => webhook::response;
+    get "/openapi.json" => openapi::openapi_json;
+    post "/admin/reload" => ops::reload;
+}
+
+route_table! {
+    /// The operator's routes (on `GUARD_OPS_LISTEN` when it is set).
+    OPS_ROUTES, ops_routes, OpsPaths;
+    get "/metrics" => ops::metrics;
+    get "/healthz" => ops::healthz;
+    get "/readyz" => ops::readyz;
 }

@@ -11,20 +11,34 @@
 //! A malformed line ends the stream with `{"error": {...}}` after what was already masked.
 
 use super::error::ApiError;
+use super::error::ErrorBody;
 use super::extract::{json_response, named_product, Opened, RouteRequest, Source};
 use super::screen::TextRequest;
 use crate::product::Product;
 use crate::screens::input::Screener;
-use crate::screens::output::{self, OutputStream};
+use crate::screens::output::{self, OutputStream, OutputVerdict};
 use actix_web::{web, HttpResponse};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Instant;
+use utoipa::{IntoParams, ToSchema};
 
 /// A stream request line longer than this is refused.
 const MAX_LINE_BYTES: usize = 64 * 1024;
 
+/// Mask an agent's whole answer before it leaves.
+#[utoipa::path(
+    post,
+    path = "/v1/screen-output",
+    tag = "screens",
+    request_body = super::screen::RawTextRequest,
+    responses(
+        (status = 200, description = "The answer masked, and its verdict", body = OutputVerdict),
+        (status = "4XX", description = "A bad request: every error is JSON", body = ErrorBody),
+        (status = 503, description = "Overloaded (`Retry-After: 1`): treat it as a block", body = ErrorBody),
+    )
+)]
 pub async fn screen_output(open: Opened<TextRequest>) -> Result<HttpResponse, ApiError> {
     let TextRequest { text, request_id } = open.request;
     let records = open.screener.records();
@@ -33,10 +47,43 @@ pub async fn screen_output(open: Opened<TextRequest>) -> Result<HttpResponse, Ap
 }
 
 /// The query of the stream: `?product=...&request_id=...`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct StreamQuery {
+    /// A product in `products/` (required).
     product: Option<String>,
+    /// Echoed in the verdict line.
     request_id: Option<String>,
+}
+
+/// A line of the stream's request: a piece of the answer, cut anywhere.
+#[derive(Debug, ToSchema)]
+pub struct StreamDelta {
+    pub delta: String,
+}
+
+/// A line of the stream's answer: masked text, then the verdict (`done: true`), or an error
+/// that ends the stream.
+#[derive(Debug, ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub enum StreamLine {
+    /// `{"delta": "<masked text>"}`.
+    Delta(StreamDelta),
+    /// The `/v1/screen-output` verdict without `text`, and `"done": true`.
+    Done(StreamDone),
+    /// `{"error": {"code", "message"}}`, after what was already masked.
+    Error(ErrorBody),
+}
+
+/// The stream's last line.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct StreamDone {
+    #[serde(flatten)]
+    verdict: OutputVerdict,
+    /// `true`.
+    done: bool,
 }
 
 /// A stream's request: read from the query, so an unknown product is refused before any of the
@@ -60,6 +107,21 @@ impl RouteRequest for StreamRequest {
     }
 }
 
+/// Mask an answer while it is generated: NDJSON in, NDJSON out.
+#[utoipa::path(
+    post,
+    path = "/v1/screen-output/stream",
+    tag = "screens",
+    params(StreamQuery),
+    request_body(content = StreamDelta, content_type = "application/x-ndjson",
+        description = "One `{\"delta\": \"...\"}` per line"),
+    responses(
+        (status = 200, description = "`{\"delta\"}` lines as soon as the text cannot change, then the verdict line",
+            body = StreamLine, content_type = "application/x-ndjson"),
+        (status = "4XX", description = "A bad request, before the stream starts", body = ErrorBody),
+        (status = 503, description = "Overloaded (`Retry-After: 1`): treat it as a block", body = ErrorBody),
+    )
+)]
 pub async fn screen_output_stream(
     open: Opened<StreamRequest>,
     payload: web::Payload,

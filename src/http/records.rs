@@ -1,9 +1,11 @@
 //! What the HTTP service records about itself: build and configuration info, requests in
-//! flight, error responses by code, reloads and audit lines dropped.
+//! flight, error responses by code, the gateway adapters' answers, reloads and audit lines
+//! dropped.
 
 use super::error::ApiError;
+use super::gateway::{Action, Adapter};
 use crate::obs::metrics::Registry;
-use prometheus::{IntCounterVec, IntGauge, IntGaugeVec};
+use prometheus::{IntCounter, IntCounterVec, IntGauge, IntGaugeVec};
 
 /// The service's own metrics. Cheap to clone.
 #[derive(Clone)]
@@ -11,6 +13,8 @@ pub struct HttpMetrics {
     enabled: bool,
     in_flight: IntGauge,
     http_errors: IntCounterVec,
+    /// `guard_gateway_answers_total`, one series per adapter and action, resolved once.
+    gateway_answers: Vec<IntCounter>,
     config_info: IntGaugeVec,
     reloads: IntCounterVec,
     audit_dropped: IntGauge,
@@ -31,6 +35,19 @@ impl HttpMetrics {
                 "Error responses by stable error code",
                 &["code"],
             )?,
+            gateway_answers: {
+                let v = r.counter(
+                    "guard_gateway_answers_total",
+                    "Answers of the gateway adapters by adapter and action (allow, mask, block)",
+                    &["adapter", "action"],
+                )?;
+                // Closed label sets start at zero, so rates and alerts see them at once.
+                Adapter::ALL
+                    .iter()
+                    .flat_map(|a| Action::ALL.map(|x| (a.as_str(), x.as_str())))
+                    .map(|(a, x)| v.with_label_values(&[a, x]))
+                    .collect()
+            },
             config_info: r.gauges(
                 "guard_config_info",
                 "Loaded configuration revision per product",
@@ -69,6 +86,17 @@ impl HttpMetrics {
             return;
         }
         self.http_errors.with_label_values(&[code]).inc();
+    }
+
+    /// One answer of a gateway adapter.
+    pub fn record_gateway(&self, adapter: Adapter, action: Action) {
+        if !self.enabled {
+            return;
+        }
+        let at = adapter as usize * Action::ALL.len() + action as usize;
+        if let Some(counter) = self.gateway_answers.get(at) {
+            counter.inc();
+        }
     }
 
     /// The revision of every loaded product (kept whether recording is on or not).

@@ -2,22 +2,33 @@
 //! a cached verdict is answered with the JSON serialised once.
 
 use super::error::ApiError;
+use super::error::ErrorBody;
 use super::extract::{json_response, named_product, request_id, Opened, RouteRequest, Source};
+use super::openapi::Id;
 use crate::screens::input::Answered;
+use crate::verdict::Verdict;
 use actix_web::http::header;
 use actix_web::HttpResponse;
 use serde::Deserialize;
 use serde_json::Value;
+use utoipa::ToSchema;
 
 /// The body of `POST /v1/screen` and `POST /v1/screen-output`. Unknown fields are ignored
 /// (tolerant wire).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
+#[schema(as = TextRequest)]
 pub struct RawTextRequest {
+    /// A product in `products/` (case-sensitive).
     #[serde(default)]
+    #[schema(value_type = String, required = true)]
     pub product: Option<String>,
+    /// The question (or the answer): not empty, with at least one visible character.
     #[serde(default)]
+    #[schema(value_type = String, required = true)]
     pub text: Option<Value>,
+    /// Echoed in the verdict (a string is cut at 128 characters).
     #[serde(default)]
+    #[schema(value_type = Option<Id>)]
     pub request_id: Option<Value>,
 }
 
@@ -61,6 +72,18 @@ pub fn checked_text(text: Option<Value>) -> Result<String, ApiError> {
     }
 }
 
+/// Screen a question before the agent sees it.
+#[utoipa::path(
+    post,
+    path = "/v1/screen",
+    tag = "screens",
+    request_body = RawTextRequest,
+    responses(
+        (status = 200, description = "The verdict (a block is a 200: read `decision`)", body = Verdict),
+        (status = "4XX", description = "A bad request: every error is JSON", body = ErrorBody),
+        (status = 503, description = "Overloaded (`Retry-After: 1`): treat it as a block", body = ErrorBody),
+    )
+)]
 pub async fn screen(open: Opened<TextRequest>) -> Result<HttpResponse, ApiError> {
     let TextRequest { text, request_id } = open.request;
     let name = &open.product.name;

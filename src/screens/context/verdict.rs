@@ -3,6 +3,7 @@
 
 use crate::verdict::{Decision, Reason, TraceEntry};
 use serde::{Serialize, Serializer};
+use utoipa::ToSchema;
 
 #[derive(Debug, Clone)]
 pub struct Document {
@@ -11,7 +12,7 @@ pub struct Document {
     pub owner: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DocDecision {
     /// Screened and wrapped: hand `wrapped` to the model, never `text`.
@@ -70,7 +71,25 @@ impl Serialize for DocReason {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// A string in the OpenAPI description: the input side's reason codes, `borderline`, `not_owner`.
+impl utoipa::PartialSchema for DocReason {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        let codes = Reason::ALL
+            .iter()
+            .map(|r| r.as_str())
+            .chain(["borderline", "not_owner"]);
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(codes))
+            .description(Some("Why the document was decided as it was"))
+            .into()
+    }
+}
+
+impl ToSchema for DocReason {}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct DocVerdict {
     pub index: usize,
     pub id: Option<String>,
@@ -85,7 +104,7 @@ pub struct DocVerdict {
     pub trace: Vec<TraceEntry>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ContextVerdict {
     pub product: String,
     pub documents: Vec<DocVerdict>,

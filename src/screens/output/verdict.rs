@@ -6,9 +6,10 @@ use crate::screens::TraceLine;
 use crate::verdict::{Decision, Outcome};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use utoipa::ToSchema;
 
 /// Why the output screen decided as it did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OutputReason {
     /// Every value the product lists was masked; nothing blocks.
@@ -75,7 +76,7 @@ impl TraceLine for OutputTrace {
 }
 
 /// What `POST /v1/screen-output` answers (and the last line of the stream, with `done`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct OutputVerdict {
     /// `allow`, or `block` when a kind in the product's `output.block` was found (or the
     /// masking crashed): always `reason.decision()`.
@@ -92,7 +93,7 @@ pub struct OutputVerdict {
     pub config_rev: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
-    /// On the wire only as `check_failed` (see [`OutputReason`]).
+    /// On the wire only as `check_failed` (`passed` and `blocked_kind` follow from the rest).
     #[serde(skip_serializing_if = "OutputReason::implied")]
     pub reason: OutputReason,
     /// The masking's trace, timings included: kept for the audit log.

@@ -5,9 +5,11 @@ use crate::screens::TraceLine;
 use crate::verdict::Outcome;
 use serde::Serialize;
 use serde_json::Value;
+use utoipa::ToSchema;
 
-/// What happens to a call: the gate's decision, which follows from its [`GateReason`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+/// What happens to a call: the gate's decision, which follows from its reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
+#[schema(as = GateDecision)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     Run,
@@ -28,7 +30,7 @@ impl Decision {
 }
 
 /// Stable reason codes of the gate's decisions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GateReason {
     /// Allowed, within every limit.
@@ -135,8 +137,8 @@ pub struct Round {
     pub calls: Vec<ProposedCall>,
 }
 
-/// One call's decision. `decision` always follows from `reason` ([`CallDecision::set`]).
-#[derive(Debug, Clone, Serialize)]
+/// One call's decision. `decision` always follows from `reason` (`CallDecision::set`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CallDecision {
     pub index: usize,
     pub id: Option<String>,
@@ -185,7 +187,7 @@ impl CallDecision {
 }
 
 /// The gate's checks, as its trace names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GateStep {
     /// The static checks of every call: cap, shape, allowlist, limits, approval.
@@ -195,7 +197,7 @@ pub enum GateStep {
 }
 
 /// One line of the gate's trace (`{step, micros, detail}` on the wire).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct GateTrace {
     pub step: GateStep,
     /// Kept for the decision log and the metrics; not on the wire.
@@ -218,7 +220,7 @@ impl TraceLine for GateTrace {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct GateVerdict {
     pub product: String,
     pub conversation: String,
