@@ -25,7 +25,7 @@ pub mod tools;
 pub use state::AppState;
 
 use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::dev::{Service, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{web, App};
 
 /// What an app serves.
@@ -63,6 +63,15 @@ pub fn create_app(
             }
         })
         .default_service(web::to(ops::fallback))
+        // Every error response of every route, counted by route and code.
+        .wrap_fn(|req, srv| {
+            let call = srv.call(req);
+            async move {
+                let res = call.await?;
+                records::count_error(&res);
+                Ok(res)
+            }
+        })
 }
 
 fn api_routes(cfg: &mut web::ServiceConfig) {

@@ -1,8 +1,11 @@
 //! What the HTTP service records about itself: build and configuration info, requests in
-//! flight, error responses by code, reloads and audit lines dropped.
+//! flight, error responses by route and code, reloads and audit lines dropped.
 
 use super::error::ApiError;
+use super::state::AppState;
 use crate::obs::metrics::Registry;
+use actix_web::dev::ServiceResponse;
+use actix_web::web;
 use prometheus::{IntCounterVec, IntGauge, IntGaugeVec};
 
 /// The service's own metrics. Cheap to clone.
@@ -28,8 +31,8 @@ impl HttpMetrics {
             )?,
             http_errors: r.counter(
                 "guard_http_errors_total",
-                "Error responses by stable error code",
-                &["code"],
+                "Error responses by route and stable error code",
+                &["route", "code"],
             )?,
             config_info: r.gauges(
                 "guard_config_info",
@@ -51,8 +54,8 @@ impl HttpMetrics {
             for result in ["ok", "error"] {
                 m.reloads.with_label_values(&[result]);
             }
-            for code in ApiError::CODES {
-                m.http_errors.with_label_values(&[code]);
+            for route in API_ROUTES {
+                m.http_errors.with_label_values(&[route, "overloaded"]);
             }
         }
         Ok(m)
@@ -64,11 +67,12 @@ impl HttpMetrics {
         InFlight(self.in_flight.clone())
     }
 
-    pub fn record_http_error(&self, code: &str) {
+    /// One error answered on `route` (a route table pattern, or `other`).
+    pub fn record_http_error(&self, route: &str, code: &str) {
         if !self.enabled {
             return;
         }
-        self.http_errors.with_label_values(&[code]).inc();
+        self.http_errors.with_label_values(&[route, code]).inc();
     }
 
     /// The revision of every loaded product (kept whether recording is on or not).
@@ -90,6 +94,35 @@ impl HttpMetrics {
 
     pub fn set_audit_dropped(&self, n: u64) {
         self.audit_dropped.set(n as i64);
+    }
+}
+
+/// The API routes whose `overloaded` errors are shown from the first scrape (alerts rate them).
+const API_ROUTES: &[&str] = &[
+    "/v1/screen",
+    "/v1/screen-output",
+    "/v1/screen-output/stream",
+    "/v1/tool-calls",
+    "/v1/screen-context",
+];
+
+/// Count an error response, whichever route or layer answered it: the route is the pattern of
+/// the route table that matched (a closed set), `other` for none; the code is the `ApiError`'s.
+/// Every route's errors pass here (the app wraps every route in it), so none can forget to.
+pub fn count_error<B>(res: &ServiceResponse<B>) {
+    let Some(code) = res
+        .response()
+        .error()
+        .and_then(|e| e.as_error::<ApiError>())
+        .map(ApiError::code)
+    else {
+        return;
+    };
+    let req = res.request();
+    if let Some(state) = req.app_data::<web::Data<AppState>>() {
+        let route = req.match_pattern();
+        let route = route.as_deref().unwrap_or("other");
+        state.http.record_http_error(route, code);
     }
 }
 

@@ -20,3 +20,4 @@ mod output;
 mod policy;
 mod props;
 mod reliability;
+mod streams;

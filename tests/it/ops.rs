@@ -604,3 +604,98 @@ fn metric_names(text: &str) -> Vec<String> {
     }
     out
 }
+
+/// Every route's errors are counted once, by the route that answered and the error's code,
+/// whichever layer refused the request: the opening, the handler, the fallback, or a stream
+/// ended by a bad line after it started.
+#[actix_web::test]
+async fn every_routes_errors_are_counted_by_route_and_code() {
+    let state = shipped_state();
+    let app = app_for(state.clone()).await;
+    let cases: &[(&str, &str, Option<&str>, &str, &str)] = &[
+        (
+            "POST",
+            "/v1/screen",
+            Some(r#"{"product": "nope", "text": "hi"}"#),
+            "/v1/screen",
+            "unknown_product",
+        ),
+        (
+            "GET",
+            "/v1/screen",
+            None,
+            "/v1/screen",
+            "method_not_allowed",
+        ),
+        (
+            "POST",
+            "/v1/screen-output",
+            Some(r#"{"product": "wallet-assistant"}"#),
+            "/v1/screen-output",
+            "missing_text",
+        ),
+        (
+            "POST",
+            "/v1/tool-calls",
+            Some("[1]"),
+            "/v1/tool-calls",
+            "malformed_json",
+        ),
+        (
+            "POST",
+            "/v1/screen-context",
+            Some(r#"{"text": "x"}"#),
+            "/v1/screen-context",
+            "missing_product",
+        ),
+        (
+            "POST",
+            "/v1/screen-output/stream",
+            None,
+            "/v1/screen-output/stream",
+            "missing_product",
+        ),
+        (
+            "POST",
+            "/admin/reload",
+            None,
+            "/admin/reload",
+            "unauthorized",
+        ),
+        ("GET", "/nowhere", None, "other", "not_found"),
+    ];
+    for (method, uri, body, _, _) in cases {
+        let req = match *method {
+            "GET" => test::TestRequest::get(),
+            _ => test::TestRequest::post(),
+        };
+        let req = req
+            .uri(uri)
+            .insert_header(("content-type", "application/json"))
+            .set_payload(body.unwrap_or("").to_string())
+            .to_request();
+        let resp = test::call_service(&app, req).await;
+        assert!(resp.status().as_u16() >= 400, "{method} {uri}");
+    }
+    // A stream that started, then sent a line that is not `{"delta": ...}`.
+    let req = test::TestRequest::post()
+        .uri("/v1/screen-output/stream?product=wallet-assistant")
+        .set_payload("{\"delta\": \"hello \"}\nnot json\n")
+        .to_request();
+    let resp = test::call_service(&app, req).await;
+    let body = String::from_utf8_lossy(&test::read_body(resp).await).to_string();
+    assert!(body.contains("malformed_json"), "{body}");
+    let m = &state.metrics;
+    for (method, uri, _, route, code) in cases {
+        let labels = [("route", *route), ("code", *code)];
+        let n = counter_value(m, "guard_http_errors_total", &labels);
+        assert_eq!(n, 1.0, "{method} {uri}: {route} {code}");
+    }
+    let labels = [
+        ("route", "/v1/screen-output/stream"),
+        ("code", "malformed_json"),
+    ];
+    assert_eq!(counter_value(m, "guard_http_errors_total", &labels), 1.0);
+    let total = counter_value(m, "guard_http_errors_total", &[]);
+    assert_eq!(total, cases.len() as f64 + 1.0, "each error once");
+}
