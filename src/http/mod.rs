@@ -63,12 +63,13 @@ pub fn create_app(
             }
         })
         .default_service(web::to(ops::fallback))
-        // Every error response of every route, counted by route and code.
+        // Every error response of every route: counted by route and code, and the connection
+        // closed after it (the request's body may be unread: a client must not hold it open).
         .wrap_fn(|req, srv| {
             let call = srv.call(req);
             async move {
-                let res = call.await?;
-                records::count_error(&res);
+                let mut res = call.await?;
+                records::end_on_error(&mut res);
                 Ok(res)
             }
         })

@@ -106,10 +106,19 @@ const API_ROUTES: &[&str] = &[
     "/v1/screen-context",
 ];
 
-/// Count an error response, whichever route or layer answered it: the route is the pattern of
-/// the route table that matched (a closed set), `other` for none; the code is the `ApiError`'s.
-/// Every route's errors pass here (the app wraps every route in it), so none can forget to.
-pub fn count_error<B>(res: &ServiceResponse<B>) {
+/// Count an error response, whichever route or layer answered it, and close its connection
+/// after it: the route is the pattern of the route table that matched (a closed set), `other`
+/// for none; the code is the `ApiError`'s. Every route's errors pass here (the app wraps every
+/// route in it), so none can forget to.
+///
+/// An error can come before the body was read (a stream's unknown product, a full budget, a
+/// body over the limit); kept alive, such a connection would wait for the rest of a body its
+/// client need never send, so it is closed instead.
+pub fn end_on_error<B>(res: &mut ServiceResponse<B>) {
+    if res.response().error().is_some() {
+        let head = res.response_mut().head_mut();
+        head.set_connection_type(actix_web::http::ConnectionType::Close);
+    }
     let Some(code) = res
         .response()
         .error()

@@ -464,8 +464,10 @@ async fn in_flight_requests_finish_on_the_configuration_they_started_with() {
     );
 }
 
+/// SIGHUP reloads a running server, and the service logs it (as everything it logs) as one JSON
+/// object per line on stderr, the products with their new revisions.
 #[tokio::test]
-async fn sighup_reloads_a_running_server() {
+async fn sighup_reloads_a_running_server_and_logs_json_lines() {
     let cfg = TempConfig::new(|_, t| t);
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .ok()
@@ -486,12 +488,22 @@ async fn sighup_reloads_a_running_server() {
         .env_remove("GUARD_MODEL_URL")
         .env_remove("GUARD_JUDGE_URL")
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn();
     let mut child = match child {
         Ok(c) => c,
         Err(e) => panic!("{e}"),
     };
+    // Every stderr line, as it comes.
+    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
+    if let Some(err) = child.stderr.take() {
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+                lines_tx.send(line).ok();
+            }
+        });
+    }
     let client = reqwest::Client::new();
     let url = format!("http://{listen}/readyz");
     let rev = || async {
@@ -525,11 +537,38 @@ async fn sighup_reloads_a_running_server() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    child.kill().ok();
-    child.wait().ok();
     assert!(
         after.is_some() && after != before,
         "config_rev did not change after SIGHUP: {before:?} -> {after:?}"
+    );
+    // Wait for the reload's log line (a bound only against a server that never writes it).
+    let mut seen = Vec::new();
+    let reload_line = loop {
+        let Ok(line) = lines.recv_timeout(Duration::from_secs(600)) else {
+            break None;
+        };
+        let v: serde_json::Value = match serde_json::from_str(&line) {
+            Ok(v) => v,
+            Err(_) => panic!("not a JSON log line: {line:?}"),
+        };
+        assert!(v["ts"].is_string() && v["level"].is_string(), "{line}");
+        seen.push(v["msg"].as_str().unwrap_or_default().to_string());
+        if v["msg"] == "reloaded configuration" {
+            break Some(v);
+        }
+    };
+    child.kill().ok();
+    child.wait().ok();
+    let Some(v) = reload_line else {
+        panic!("no reload line; the lines were {seen:?}")
+    };
+    assert!(seen.iter().any(|m| m == "listening"), "{seen:?}");
+    let products = v["products"].as_array().cloned().unwrap_or_default();
+    let wallet = products.iter().find(|p| p["product"] == "wallet-assistant");
+    assert_eq!(
+        wallet.and_then(|p| p["config_rev"].as_str()),
+        after.as_deref(),
+        "{v}"
     );
 }
 
