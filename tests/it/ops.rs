@@ -245,12 +245,22 @@ async fn a_canary_question_appears_in_no_log_and_no_metric() {
 
 #[actix_web::test]
 async fn every_metric_in_the_dashboard_and_rules_exists() {
-    let app = app_for(shipped_state()).await;
+    // A remote guard backend (never reached: the scrape only reads its breaker) has a breaker.
+    let guard = "kind = \"llama_guard_3\"\nurl = \"http://127.0.0.1:9/v1\"\nmodel = \"lg3\"";
+    let cfg = TempConfig::new(move |name, text| match name {
+        "bank-operator" => with_guard(text, guard),
+        _ => text,
+    });
+    let app = app_for(state_with_token(cfg.path(), Overrides::default(), None)).await;
     screen(
         &app,
         json!({"product": "wallet-assistant", "text": "how do I check my balance"}),
     )
     .await;
+    let call = json!({"product": "wallet-assistant", "conversation": "c", "turn": 1,
+        "calls": [{"id": "a", "tool": "get_balance", "args": {"wallet": "01711000000"}}]});
+    let (status, v) = crate::harness::post(&app, "/v1/tool-calls", call).await;
+    assert_eq!(status, 200, "{v}");
     let resp =
         test::call_service(&app, test::TestRequest::get().uri("/metrics").to_request()).await;
     let scrape = String::from_utf8_lossy(&test::read_body(resp).await).to_string();
