@@ -3,7 +3,7 @@
 
 use crate::config;
 use crate::http;
-use crate::obs::audit;
+use crate::obs::{audit, log};
 use crate::screens::input::Screener;
 use crate::screens::records::Records;
 use crate::settings::Settings;
@@ -19,18 +19,25 @@ pub(crate) fn quiet_panics() {
     std::panic::set_hook(Box::new(|info| {
         let at = info
             .location()
-            .map_or_else(String::new, |l| format!(" at {}:{}", l.file(), l.line()));
-        eprintln!("guard: a check panicked{at} (message withheld: it may quote screened text)");
+            .map_or_else(String::new, |l| format!("{}:{}", l.file(), l.line()));
+        let msg = "a check panicked (message withheld: it may quote screened text)";
+        log::error(msg, serde_json::json!({ "at": at }));
     }));
 }
 
+/// The state `serve` and `screen` run on; `serve` (`json_log`) reports its warnings and
+/// problems as JSON log lines, `screen` as text.
 fn load_state(
     config_dir: std::path::PathBuf,
     settings: &Settings,
     audit_default: &str,
+    json_log: bool,
 ) -> anyhow::Result<Result<http::AppState, ExitCode>> {
     for warning in &settings.warnings {
-        eprintln!("{warning}");
+        match json_log {
+            true => log::warn(warning, serde_json::Value::Null),
+            false => eprintln!("{warning}"),
+        }
     }
     let key = settings.audit_key.clone();
     let audit = audit::AuditLog::open(key, settings.audit_log.as_deref(), audit_default)
@@ -41,7 +48,10 @@ fn load_state(
             Ok(Ok(s))
         }
         Err(e) => {
-            eprint!("{e}");
+            match json_log {
+                true => log_problems("the configuration is invalid; not serving", &e),
+                false => eprint!("{e}"),
+            }
             Ok(Err(ExitCode::from(2)))
         }
     }
@@ -158,7 +168,7 @@ pub(crate) async fn serve(
     workers: Option<usize>,
     settings: &Settings,
 ) -> anyhow::Result<ExitCode> {
-    let state = match load_state(config_dir, settings, "stdout")? {
+    let state = match load_state(config_dir, settings, "stdout", true)? {
         Ok(s) => actix_web::web::Data::new(s),
         Err(code) => return Ok(code),
     };
@@ -173,11 +183,9 @@ pub(crate) async fn serve(
         .keys()
         .cloned()
         .collect();
-    eprintln!(
-        "guard {} listening on http://{listen} (products: {})",
-        env!("CARGO_PKG_VERSION"),
-        products.join(", ")
-    );
+    let version = env!("CARGO_PKG_VERSION");
+    let fields = serde_json::json!({"version": version, "listen": listen, "products": products});
+    log::info("listening", fields);
     spawn_sighup_reload(state.clone());
     run_api(
         state.clone(),
@@ -198,16 +206,35 @@ fn check_access(state: &http::AppState, listen: &str, settings: &Settings) -> Re
         .parse::<std::net::SocketAddr>()
         .map(|a| a.ip().is_loopback())
         .unwrap_or_else(|_| listen.starts_with("localhost:"));
+    let access = |level, msg: &str, mode: &str| {
+        log::event(
+            level,
+            msg,
+            serde_json::json!({"access": mode, "listen": listen}),
+        );
+    };
     match (&state.api_keys, loopback, settings.allow_unauthenticated) {
-        (Some(_), _, _) => eprintln!("access: API keys required on /v1/* (scoped to products)"),
-        (None, true, _) => eprintln!("access: no API keys configured; serving loopback only"),
-        (None, false, true) => eprintln!(
-            "access: WARNING no API keys and a non-loopback address; GUARD_ALLOW_UNAUTHENTICATED=1"
+        (Some(_), _, _) => access(
+            log::Level::Info,
+            "API keys required on /v1/* (scoped to products)",
+            "api_keys",
+        ),
+        (None, true, _) => access(
+            log::Level::Info,
+            "no API keys configured; serving loopback only",
+            "loopback",
+        ),
+        (None, false, true) => access(
+            log::Level::Warn,
+            "no API keys and a non-loopback address; GUARD_ALLOW_UNAUTHENTICATED=1",
+            "unauthenticated",
         ),
         (None, false, false) => {
-            eprintln!(
-                "refusing to listen on {listen} without API keys: set GUARD_API_KEYS (or \
-                 GUARD_API_KEYS_FILE), or GUARD_ALLOW_UNAUTHENTICATED=1 to run open on purpose"
+            access(
+                log::Level::Error,
+                "refusing to listen without API keys: set GUARD_API_KEYS (or \
+                 GUARD_API_KEYS_FILE), or GUARD_ALLOW_UNAUTHENTICATED=1 to run open on purpose",
+                "refused",
             );
             return Err(ExitCode::from(2));
         }
@@ -258,7 +285,8 @@ async fn run_api(
         .with_context(|| format!("binding GUARD_OPS_LISTEN {ops}"))?
         .run();
         tokio::spawn(ops_server);
-        eprintln!("ops routes (/metrics, /healthz, /readyz) on http://{ops}");
+        let msg = "ops routes (/metrics, /healthz, /readyz) on their own address";
+        log::info(msg, serde_json::json!({"listen": ops}));
     }
     server.run().await.context("serving")
 }
@@ -268,22 +296,39 @@ fn spawn_sighup_reload(state: actix_web::web::Data<http::AppState>) {
     tokio::spawn(async move {
         let Ok(mut hup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
         else {
-            eprintln!("SIGHUP reload unavailable");
+            log::warn("SIGHUP reload unavailable", serde_json::Value::Null);
             return;
         };
         while hup.recv().await.is_some() {
             let building = state.clone();
             let result = tokio::task::spawn_blocking(move || building.reload()).await;
             let Ok(result) = result else {
-                eprintln!("reload failed to run; the old configuration keeps serving");
+                let msg = "reload failed to run; the old configuration keeps serving";
+                log::error(msg, serde_json::Value::Null);
                 continue;
             };
             match result {
-                Ok(products) => eprintln!("reloaded configuration: {products:?}"),
-                Err(e) => eprint!("reload refused, the old configuration keeps serving: {e}"),
+                Ok(products) => log::info("reloaded configuration", reloaded(&products)),
+                Err(e) => log_problems("reload refused, the old configuration keeps serving", &e),
             }
         }
     });
+}
+
+#[cfg(unix)]
+/// A reload's products as log fields: `{"products": [{"product", "config_rev"}]}`.
+fn reloaded(products: &[(String, String)]) -> serde_json::Value {
+    let products: Vec<serde_json::Value> = products
+        .iter()
+        .map(|(name, rev)| serde_json::json!({"product": name, "config_rev": rev}))
+        .collect();
+    serde_json::json!({ "products": products })
+}
+
+/// Configuration problems as one log line, every problem an item of `problems`.
+fn log_problems(msg: &str, e: &config::ConfigError) {
+    let problems: Vec<String> = e.problems.iter().map(ToString::to_string).collect();
+    log::error(msg, serde_json::json!({ "problems": problems }));
 }
 
 #[cfg(not(unix))]
@@ -297,7 +342,7 @@ pub(crate) async fn screen(
     concurrency: usize,
     text: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    let state = match load_state(config_dir, settings, "off")? {
+    let state = match load_state(config_dir, settings, "off", false)? {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };

@@ -15,6 +15,9 @@ use std::time::Duration;
 pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024;
 /// Default cap on screens in flight per process (`GUARD_MAX_IN_FLIGHT`); above it `503`.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
+/// Default cap on answer streams open per process (`GUARD_MAX_STREAMS`); above it `503`. Streams
+/// have their own budget, so idle streams cannot take the slots of the other routes.
+pub const DEFAULT_MAX_STREAMS: usize = 256;
 /// Default deadline for reading a whole request body (`GUARD_BODY_TIMEOUT_MS`); then `408`.
 pub const DEFAULT_BODY_TIMEOUT_MS: u64 = 5_000;
 
@@ -29,7 +32,8 @@ pub struct Settings {
     pub audit_log: Option<String>,
     /// `GUARD_AUDIT_KEY`: the audit log's HMAC key (a random one per process without it).
     pub audit_key: Option<Vec<u8>>,
-    /// `GUARD_MAX_BODY_BYTES`, `GUARD_MAX_IN_FLIGHT`, `GUARD_BODY_TIMEOUT_MS`.
+    /// `GUARD_MAX_BODY_BYTES`, `GUARD_MAX_IN_FLIGHT`, `GUARD_MAX_STREAMS`,
+    /// `GUARD_BODY_TIMEOUT_MS`.
     pub limits: Limits,
     /// `GUARD_ADMIN_TOKEN`; without it `/admin/reload` refuses everyone.
     pub admin_token: Option<String>,
@@ -54,6 +58,8 @@ pub struct Limits {
     pub max_body_bytes: usize,
     /// Screens in flight; a request that finds none free is refused at once with `503`.
     pub max_in_flight: usize,
+    /// Answer streams open (`/v1/screen-output/stream`), counted apart from `max_in_flight`.
+    pub max_streams: usize,
     /// How long a client may take to send its whole body.
     pub body_timeout: Duration,
 }
@@ -63,6 +69,7 @@ impl Default for Limits {
         Limits {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            max_streams: DEFAULT_MAX_STREAMS,
             body_timeout: Duration::from_millis(DEFAULT_BODY_TIMEOUT_MS),
         }
     }
@@ -102,6 +109,7 @@ impl Settings {
         let limits = Limits {
             max_body_bytes: number("GUARD_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES as u64) as usize,
             max_in_flight: number("GUARD_MAX_IN_FLIGHT", DEFAULT_MAX_IN_FLIGHT as u64) as usize,
+            max_streams: number("GUARD_MAX_STREAMS", DEFAULT_MAX_STREAMS as u64) as usize,
             body_timeout: Duration::from_millis(number(
                 "GUARD_BODY_TIMEOUT_MS",
                 DEFAULT_BODY_TIMEOUT_MS,
@@ -181,6 +189,7 @@ mod tests {
         let s = settings(&[
             ("GUARD_MAX_BODY_BYTES", "2048"),
             ("GUARD_MAX_IN_FLIGHT", "0"),
+            ("GUARD_MAX_STREAMS", "8"),
             ("GUARD_BODY_TIMEOUT_MS", "soon"),
             ("GUARD_METRICS", "off"),
             ("GUARD_ADMIN_TOKEN", "tok"),
@@ -196,6 +205,7 @@ mod tests {
         ]);
         assert_eq!(s.limits.max_body_bytes, 2048);
         assert_eq!(s.limits.max_in_flight, DEFAULT_MAX_IN_FLIGHT);
+        assert_eq!(s.limits.max_streams, 8);
         assert_eq!(s.limits.body_timeout, Duration::from_millis(5_000));
         assert_eq!(s.warnings.len(), 2, "{:?}", s.warnings);
         assert!(!s.metrics && s.allow_unauthenticated);

@@ -3,8 +3,8 @@
 //! key for that product → the route's own checks → the configuration in force → the product,
 //! or `unknown_product`. A handler takes an [`Opened`] and only calls its screen.
 //!
-//! Every error of the opening is counted by code (`guard_http_errors_total`), and the request
-//! is counted in flight (`guard_in_flight_requests`) while its handler runs.
+//! Every error response is counted by route and code (`guard_http_errors_total`, in
+//! [`super::records::count_error`], which wraps every route), and the request is counted in flight (`guard_in_flight_requests`) while its handler runs.
 
 use super::error::ApiError;
 use super::records::InFlight;
@@ -29,10 +29,21 @@ pub enum Source {
     Query,
 }
 
+/// Which in-flight budget a route's requests draw from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    /// A screen answered at once (`GUARD_MAX_IN_FLIGHT`).
+    Screen,
+    /// An answer stream, open as long as its client sends (`GUARD_MAX_STREAMS`).
+    Stream,
+}
+
 /// A route's request: how it is read and checked. Checks come in two parts so that a key is
 /// authorised for a product before anything else about the request is answered.
 pub trait RouteRequest: Sized + 'static {
     const SOURCE: Source;
+    /// The budget its slot is taken from.
+    const BUDGET: Budget = Budget::Screen;
     /// The request as the client sent it (tolerant: unknown fields are ignored).
     type Raw: DeserializeOwned;
     /// The body read into [`Self::Raw`] (serde_json; a route may read it more strictly).
@@ -78,20 +89,15 @@ impl<T: RouteRequest> FromRequest for Opened<T> {
                 return Err(ApiError::NotReady("no application state".into()));
             };
             let in_flight = state.http.in_flight();
-            match open::<T>(&state, &req, payload).await {
-                Ok((permit, screener, product, request)) => Ok(Opened {
-                    state,
-                    screener,
-                    product,
-                    request,
-                    permit,
-                    _in_flight: in_flight,
-                }),
-                Err(e) => {
-                    state.http.record_http_error(e.code());
-                    Err(e)
-                }
-            }
+            let (permit, screener, product, request) = open::<T>(&state, &req, payload).await?;
+            Ok(Opened {
+                state,
+                screener,
+                product,
+                request,
+                permit,
+                _in_flight: in_flight,
+            })
         }
         .boxed_local()
     }
@@ -105,7 +111,7 @@ async fn open<T: RouteRequest>(
     req: &HttpRequest,
     payload: Option<Payload>,
 ) -> Result<Parts<T>, ApiError> {
-    let permit = admit(state, req)?;
+    let permit = admit(state, req, T::BUDGET)?;
     let raw: T::Raw = match payload {
         Some(payload) => read_object::<T>(state, req, payload).await?,
         None => web::Query::<T::Raw>::from_query(req.query_string())
@@ -129,15 +135,22 @@ async fn open<T: RouteRequest>(
 /// has none): a declared body over the limit is `413` before a byte is read, and with every
 /// in-flight slot taken the answer is `503` with `Retry-After` (callers treat it as a block)
 /// rather than a queue without bound.
-fn admit(state: &AppState, req: &HttpRequest) -> Result<OwnedSemaphorePermit, ApiError> {
+fn admit(
+    state: &AppState,
+    req: &HttpRequest,
+    budget: Budget,
+) -> Result<OwnedSemaphorePermit, ApiError> {
     if let Some(keys) = &state.api_keys {
         keys.authorize(req, None)?;
     }
     if declared_length(req.headers()).is_some_and(|n| n > state.max_body_bytes) {
         return Err(ApiError::PayloadTooLarge(state.max_body_bytes));
     }
-    state
-        .in_flight
+    let slots = match budget {
+        Budget::Screen => &state.in_flight,
+        Budget::Stream => &state.streams,
+    };
+    slots
         .clone()
         .try_acquire_owned()
         .map_err(|_| ApiError::Overloaded)

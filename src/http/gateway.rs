@@ -403,7 +403,10 @@ pub fn screen_answers<T, S: AsRef<str>>(
         None => checks.pass(OUTPUT_RAIL, RailKind::Output),
         Some(reason) => {
             let reply = match reason {
-                OutputReason::CheckFailed => &product.replies.unavailable,
+                // The adapters screen whole answers; a stream's deadlines never reach here.
+                OutputReason::CheckFailed
+                | OutputReason::StreamIdle
+                | OutputReason::StreamTooLong => &product.replies.unavailable,
                 OutputReason::Passed | OutputReason::BlockedKind => &product.replies.safety,
             };
             let message = reply_text(reply, None);

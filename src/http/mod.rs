@@ -38,7 +38,7 @@ pub mod webhook;
 pub use state::AppState;
 
 use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::dev::{Service, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{web, App};
 
 /// What an app serves.
@@ -76,6 +76,16 @@ pub fn create_app(
             }
         })
         .default_service(web::to(ops::fallback))
+        // Every error response of every route: counted by route and code, and the connection
+        // closed after it (the request's body may be unread: a client must not hold it open).
+        .wrap_fn(|req, srv| {
+            let call = srv.call(req);
+            async move {
+                let mut res = call.await?;
+                records::end_on_error(&mut res);
+                Ok(res)
+            }
+        })
 }
 
 /// A route table, written once: `method "path" => handler;` lines become the constant listing

@@ -9,20 +9,31 @@
 //! `{"delta": "masked text"}` as soon as it cannot change, then
 //! `{"done": true, "decision": ..., "findings": ..., "counts": ..., "blocked_kinds": ...}`.
 //! A malformed line ends the stream with `{"error": {...}}` after what was already masked.
+//!
+//! Streams draw from their own in-flight budget (`GUARD_MAX_STREAMS`), so streams cannot take
+//! the slots of the screens answered at once, and each has two deadlines from the product's
+//! `[output]`: a client that sends nothing for `stream_idle_timeout_ms`, or a stream open for
+//! `stream_max_duration_ms`, ends with the rest of the masked text and a verdict line that
+//! blocks (`"reason": "stream_idle"` or `"stream_too_long"`: the answer never finished).
 
 use super::error::ApiError;
 use super::error::ErrorBody;
-use super::extract::{json_response, named_product, Opened, RouteRequest, Source};
+use super::extract::{json_response, named_product, Budget, Opened, RouteRequest, Source};
+use super::records::HttpMetrics;
 use super::screen::TextRequest;
 use crate::product::Product;
 use crate::screens::input::Screener;
-use crate::screens::output::{self, OutputStream, OutputVerdict};
+use crate::screens::output::policy::StreamLimits;
+use crate::screens::output::{self, OutputReason, OutputStream, OutputVerdict};
 use actix_web::{web, HttpResponse};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use std::sync::Arc;
 use std::time::Instant;
 use utoipa::{IntoParams, ToSchema};
+
+/// The stream's route, as the errors metric names it.
+const STREAM_ROUTE: &str = "/v1/screen-output/stream";
 
 /// A stream request line longer than this is refused.
 const MAX_LINE_BYTES: usize = 64 * 1024;
@@ -95,6 +106,7 @@ pub struct StreamRequest {
 
 impl RouteRequest for StreamRequest {
     const SOURCE: Source = Source::Query;
+    const BUDGET: Budget = Budget::Stream;
     type Raw = StreamQuery;
 
     fn product(raw: &StreamQuery) -> Result<String, ApiError> {
@@ -126,8 +138,13 @@ pub async fn screen_output_stream(
     open: Opened<StreamRequest>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
+    let now = tokio::time::Instant::now();
     let pump = Pump {
         payload,
+        limits: open.product.output.stream,
+        opened: now,
+        heard: now,
+        http: open.state.http.clone(),
         line: Vec::new(),
         out: Some(OutputStream::new(&open.product)),
         hasher: open.state.audit.hasher(),
@@ -158,6 +175,12 @@ struct DeltaLine {
 /// Where the stream stands between polls.
 struct Pump {
     payload: web::Payload,
+    limits: StreamLimits,
+    /// When the stream opened, and when the client last sent a byte.
+    opened: tokio::time::Instant,
+    heard: tokio::time::Instant,
+    /// To count the errors that end a stream (`guard_http_errors_total`).
+    http: HttpMetrics,
     line: Vec<u8>,
     out: Option<OutputStream>,
     hasher: crate::obs::audit::TextHasher,
@@ -187,8 +210,21 @@ impl Pump {
             if self.line.len() > MAX_LINE_BYTES {
                 return self.end(Some(ApiError::PayloadTooLarge(MAX_LINE_BYTES)));
             }
-            match self.payload.next().await {
-                Some(Ok(chunk)) => self.line.extend_from_slice(&chunk),
+            let idle_at = self.heard + self.limits.idle;
+            let last_at = self.opened + self.limits.max;
+            let next = tokio::time::timeout_at(idle_at.min(last_at), self.payload.next()).await;
+            let Ok(next) = next else {
+                let why = match idle_at <= last_at {
+                    true => OutputReason::StreamIdle,
+                    false => OutputReason::StreamTooLong,
+                };
+                return self.end_with(None, Some(why));
+            };
+            match next {
+                Some(Ok(chunk)) => {
+                    self.heard = tokio::time::Instant::now();
+                    self.line.extend_from_slice(&chunk);
+                }
                 Some(Err(e)) => {
                     let e = ApiError::BadBody(e.to_string());
                     return self.end(Some(e));
@@ -232,11 +268,19 @@ impl Pump {
 
     /// The rest of the masked text, then the verdict (or the error) line.
     fn end(&mut self, error: Option<ApiError>) -> Vec<u8> {
+        self.end_with(error, None)
+    }
+
+    /// [`end`](Self::end), or for a stream cut by a deadline (`cut`), a verdict that blocks.
+    fn end_with(&mut self, error: Option<ApiError>, cut: Option<OutputReason>) -> Vec<u8> {
         self.ended = true;
         let Some(out) = self.out.take() else {
             return Vec::new();
         };
-        let (rest, mut v) = out.finish(&self.product);
+        let (rest, mut v) = match cut {
+            Some(why) => out.cut(&self.product, why),
+            None => out.finish(&self.product),
+        };
         let mut bytes = if rest.is_empty() {
             Vec::new()
         } else {
@@ -244,7 +288,10 @@ impl Pump {
         };
         v.request_id = self.request_id.clone();
         let last = match error {
-            Some(e) => serde_json::json!({"error": {"code": e.code(), "message": e.message()}}),
+            Some(e) => {
+                self.http.record_http_error(STREAM_ROUTE, e.code());
+                serde_json::json!({"error": {"code": e.code(), "message": e.message()}})
+            }
             None => {
                 let mut value = serde_json::to_value(&v).unwrap_or_default();
                 if let Some(o) = value.as_object_mut() {

@@ -1,10 +1,13 @@
 //! What the HTTP service records about itself: build and configuration info, requests in
-//! flight, error responses by code, the gateway adapters' answers, reloads and audit lines
-//! dropped.
+//! flight, error responses by route and code, the gateway adapters' answers, reloads and audit
+//! lines dropped.
 
 use super::error::ApiError;
 use super::gateway::{Action, Adapter};
+use super::state::AppState;
 use crate::obs::metrics::Registry;
+use actix_web::dev::ServiceResponse;
+use actix_web::web;
 use prometheus::{IntCounter, IntCounterVec, IntGauge, IntGaugeVec};
 
 /// The service's own metrics. Cheap to clone.
@@ -32,8 +35,8 @@ impl HttpMetrics {
             )?,
             http_errors: r.counter(
                 "guard_http_errors_total",
-                "Error responses by stable error code",
-                &["code"],
+                "Error responses by route and stable error code",
+                &["route", "code"],
             )?,
             gateway_answers: {
                 let v = r.counter(
@@ -68,8 +71,8 @@ impl HttpMetrics {
             for result in ["ok", "error"] {
                 m.reloads.with_label_values(&[result]);
             }
-            for code in ApiError::CODES {
-                m.http_errors.with_label_values(&[code]);
+            for route in API_ROUTES {
+                m.http_errors.with_label_values(&[route, "overloaded"]);
             }
         }
         Ok(m)
@@ -81,11 +84,12 @@ impl HttpMetrics {
         InFlight(self.in_flight.clone())
     }
 
-    pub fn record_http_error(&self, code: &str) {
+    /// One error answered on `route` (a route table pattern, or `other`).
+    pub fn record_http_error(&self, route: &str, code: &str) {
         if !self.enabled {
             return;
         }
-        self.http_errors.with_label_values(&[code]).inc();
+        self.http_errors.with_label_values(&[route, code]).inc();
     }
 
     /// One answer of a gateway adapter.
@@ -118,6 +122,44 @@ impl HttpMetrics {
 
     pub fn set_audit_dropped(&self, n: u64) {
         self.audit_dropped.set(n as i64);
+    }
+}
+
+/// The API routes whose `overloaded` errors are shown from the first scrape (alerts rate them).
+const API_ROUTES: &[&str] = &[
+    "/v1/screen",
+    "/v1/screen-output",
+    "/v1/screen-output/stream",
+    "/v1/tool-calls",
+    "/v1/screen-context",
+];
+
+/// Count an error response, whichever route or layer answered it, and close its connection
+/// after it: the route is the pattern of the route table that matched (a closed set), `other`
+/// for none; the code is the `ApiError`'s. Every route's errors pass here (the app wraps every
+/// route in it), so none can forget to.
+///
+/// An error can come before the body was read (a stream's unknown product, a full budget, a
+/// body over the limit); kept alive, such a connection would wait for the rest of a body its
+/// client need never send, so it is closed instead.
+pub fn end_on_error<B>(res: &mut ServiceResponse<B>) {
+    if res.response().error().is_some() {
+        let head = res.response_mut().head_mut();
+        head.set_connection_type(actix_web::http::ConnectionType::Close);
+    }
+    let Some(code) = res
+        .response()
+        .error()
+        .and_then(|e| e.as_error::<ApiError>())
+        .map(ApiError::code)
+    else {
+        return;
+    };
+    let req = res.request();
+    if let Some(state) = req.app_data::<web::Data<AppState>>() {
+        let route = req.match_pattern();
+        let route = route.as_deref().unwrap_or("other");
+        state.http.record_http_error(route, code);
     }
 }
 

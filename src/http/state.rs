@@ -29,6 +29,8 @@ pub struct AppState {
     pub max_body_bytes: usize,
     /// Screens in flight; a request that finds none free is refused at once with `503`.
     pub in_flight: Arc<tokio::sync::Semaphore>,
+    /// Answer streams open: their own budget, so idle streams cannot take `in_flight`'s slots.
+    pub streams: Arc<tokio::sync::Semaphore>,
     /// How long a client may take to send its whole body.
     pub body_timeout: Duration,
     /// `GUARD_ADMIN_TOKEN`; without it `/admin/reload` refuses everyone.
@@ -100,6 +102,7 @@ impl AppState {
             overrides: settings.overrides.clone(),
             max_body_bytes: limits.max_body_bytes,
             in_flight: Arc::new(tokio::sync::Semaphore::new(limits.max_in_flight)),
+            streams: Arc::new(tokio::sync::Semaphore::new(limits.max_streams)),
             body_timeout: limits.body_timeout,
             admin_token: settings.admin_token.clone(),
             api_keys,

@@ -189,7 +189,8 @@ fn spawn_writer(mut out: Box<dyn Write + Send>) -> Writer {
         .ok();
     if thread.is_none() {
         // No writer: every line is counted as dropped rather than held where nothing writes it.
-        eprintln!("audit: the writer thread could not start; lines are counted as dropped");
+        let msg = "audit: the writer thread could not start; lines are counted as dropped";
+        super::log::error(msg, serde_json::Value::Null);
         if let Ok(mut b) = batch.lock() {
             b.closed = true;
         }
@@ -214,7 +215,10 @@ impl AuditLog {
         let key = match key {
             Some(k) => Some(k),
             None => random_key()
-                .map_err(|e| eprintln!("audit: no random key ({e}); text hashes are left empty"))
+                .map_err(|e| {
+                    let msg = "audit: no random key; text hashes are left empty";
+                    super::log::error(msg, serde_json::json!({"cause": e.to_string()}))
+                })
                 .ok(),
         };
         let mac = key.and_then(|k| Hmac::<Sha256>::new_from_slice(&k).ok());

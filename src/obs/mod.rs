@@ -1,4 +1,5 @@
-//! Observability: the Prometheus metrics and the audit log.
+//! Observability: the Prometheus metrics, the audit log, and the service's own JSON log.
 
 pub mod audit;
+pub mod log;
 pub mod metrics;

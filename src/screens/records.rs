@@ -56,5 +56,7 @@ impl Records {
             .collect();
         self.input.init_product(&p.name, &rules);
         self.output.init_product(&p.name);
+        self.tools.init_product(&p.name, &p.tools);
+        self.context.init_product(&p.name);
     }
 }

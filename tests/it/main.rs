@@ -25,3 +25,4 @@ mod policy;
 mod policy_props;
 mod props;
 mod reliability;
+mod streams;

@@ -245,12 +245,22 @@ async fn a_canary_question_appears_in_no_log_and_no_metric() {
 
 #[actix_web::test]
 async fn every_metric_in_the_dashboard_and_rules_exists() {
-    let app = app_for(shipped_state()).await;
+    // A remote guard backend (never reached: the scrape only reads its breaker) has a breaker.
+    let guard = "kind = \"llama_guard_3\"\nurl = \"http://127.0.0.1:9/v1\"\nmodel = \"lg3\"";
+    let cfg = TempConfig::new(move |name, text| match name {
+        "bank-operator" => with_guard(text, guard),
+        _ => text,
+    });
+    let app = app_for(state_with_token(cfg.path(), Overrides::default(), None)).await;
     screen(
         &app,
         json!({"product": "wallet-assistant", "text": "how do I check my balance"}),
     )
     .await;
+    let call = json!({"product": "wallet-assistant", "conversation": "c", "turn": 1,
+        "calls": [{"id": "a", "tool": "get_balance", "args": {"wallet": "01711000000"}}]});
+    let (status, v) = crate::harness::post(&app, "/v1/tool-calls", call).await;
+    assert_eq!(status, 200, "{v}");
     let resp =
         test::call_service(&app, test::TestRequest::get().uri("/metrics").to_request()).await;
     let scrape = String::from_utf8_lossy(&test::read_body(resp).await).to_string();
@@ -464,8 +474,10 @@ async fn in_flight_requests_finish_on_the_configuration_they_started_with() {
     );
 }
 
+/// SIGHUP reloads a running server, and the service logs it (as everything it logs) as one JSON
+/// object per line on stderr, the products with their new revisions.
 #[tokio::test]
-async fn sighup_reloads_a_running_server() {
+async fn sighup_reloads_a_running_server_and_logs_json_lines() {
     let cfg = TempConfig::new(|_, t| t);
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .ok()
@@ -486,12 +498,22 @@ async fn sighup_reloads_a_running_server() {
         .env_remove("GUARD_MODEL_URL")
         .env_remove("GUARD_JUDGE_URL")
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn();
     let mut child = match child {
         Ok(c) => c,
         Err(e) => panic!("{e}"),
     };
+    // Every stderr line, as it comes.
+    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
+    if let Some(err) = child.stderr.take() {
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+                lines_tx.send(line).ok();
+            }
+        });
+    }
     let client = reqwest::Client::new();
     let url = format!("http://{listen}/readyz");
     let rev = || async {
@@ -525,11 +547,38 @@ async fn sighup_reloads_a_running_server() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    child.kill().ok();
-    child.wait().ok();
     assert!(
         after.is_some() && after != before,
         "config_rev did not change after SIGHUP: {before:?} -> {after:?}"
+    );
+    // Wait for the reload's log line (a bound only against a server that never writes it).
+    let mut seen = Vec::new();
+    let reload_line = loop {
+        let Ok(line) = lines.recv_timeout(Duration::from_secs(600)) else {
+            break None;
+        };
+        let v: serde_json::Value = match serde_json::from_str(&line) {
+            Ok(v) => v,
+            Err(_) => panic!("not a JSON log line: {line:?}"),
+        };
+        assert!(v["ts"].is_string() && v["level"].is_string(), "{line}");
+        seen.push(v["msg"].as_str().unwrap_or_default().to_string());
+        if v["msg"] == "reloaded configuration" {
+            break Some(v);
+        }
+    };
+    child.kill().ok();
+    child.wait().ok();
+    let Some(v) = reload_line else {
+        panic!("no reload line; the lines were {seen:?}")
+    };
+    assert!(seen.iter().any(|m| m == "listening"), "{seen:?}");
+    let products = v["products"].as_array().cloned().unwrap_or_default();
+    let wallet = products.iter().find(|p| p["product"] == "wallet-assistant");
+    assert_eq!(
+        wallet.and_then(|p| p["config_rev"].as_str()),
+        after.as_deref(),
+        "{v}"
     );
 }
 
@@ -603,4 +652,99 @@ fn metric_names(text: &str) -> Vec<String> {
         i = end;
     }
     out
+}
+
+/// Every route's errors are counted once, by the route that answered and the error's code,
+/// whichever layer refused the request: the opening, the handler, the fallback, or a stream
+/// ended by a bad line after it started.
+#[actix_web::test]
+async fn every_routes_errors_are_counted_by_route_and_code() {
+    let state = shipped_state();
+    let app = app_for(state.clone()).await;
+    let cases: &[(&str, &str, Option<&str>, &str, &str)] = &[
+        (
+            "POST",
+            "/v1/screen",
+            Some(r#"{"product": "nope", "text": "hi"}"#),
+            "/v1/screen",
+            "unknown_product",
+        ),
+        (
+            "GET",
+            "/v1/screen",
+            None,
+            "/v1/screen",
+            "method_not_allowed",
+        ),
+        (
+            "POST",
+            "/v1/screen-output",
+            Some(r#"{"product": "wallet-assistant"}"#),
+            "/v1/screen-output",
+            "missing_text",
+        ),
+        (
+            "POST",
+            "/v1/tool-calls",
+            Some("[1]"),
+            "/v1/tool-calls",
+            "malformed_json",
+        ),
+        (
+            "POST",
+            "/v1/screen-context",
+            Some(r#"{"text": "x"}"#),
+            "/v1/screen-context",
+            "missing_product",
+        ),
+        (
+            "POST",
+            "/v1/screen-output/stream",
+            None,
+            "/v1/screen-output/stream",
+            "missing_product",
+        ),
+        (
+            "POST",
+            "/admin/reload",
+            None,
+            "/admin/reload",
+            "unauthorized",
+        ),
+        ("GET", "/nowhere", None, "other", "not_found"),
+    ];
+    for (method, uri, body, _, _) in cases {
+        let req = match *method {
+            "GET" => test::TestRequest::get(),
+            _ => test::TestRequest::post(),
+        };
+        let req = req
+            .uri(uri)
+            .insert_header(("content-type", "application/json"))
+            .set_payload(body.unwrap_or("").to_string())
+            .to_request();
+        let resp = test::call_service(&app, req).await;
+        assert!(resp.status().as_u16() >= 400, "{method} {uri}");
+    }
+    // A stream that started, then sent a line that is not `{"delta": ...}`.
+    let req = test::TestRequest::post()
+        .uri("/v1/screen-output/stream?product=wallet-assistant")
+        .set_payload("{\"delta\": \"hello \"}\nnot json\n")
+        .to_request();
+    let resp = test::call_service(&app, req).await;
+    let body = String::from_utf8_lossy(&test::read_body(resp).await).to_string();
+    assert!(body.contains("malformed_json"), "{body}");
+    let m = &state.metrics;
+    for (method, uri, _, route, code) in cases {
+        let labels = [("route", *route), ("code", *code)];
+        let n = counter_value(m, "guard_http_errors_total", &labels);
+        assert_eq!(n, 1.0, "{method} {uri}: {route} {code}");
+    }
+    let labels = [
+        ("route", "/v1/screen-output/stream"),
+        ("code", "malformed_json"),
+    ];
+    assert_eq!(counter_value(m, "guard_http_errors_total", &labels), 1.0);
+    let total = counter_value(m, "guard_http_errors_total", &[]);
+    assert_eq!(total, cases.len() as f64 + 1.0, "each error once");
 }

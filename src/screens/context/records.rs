@@ -25,6 +25,17 @@ impl ContextMetrics {
         })
     }
 
+    /// Create every series of one product at zero.
+    pub fn init_product(&self, product: &str) {
+        if !self.enabled {
+            return;
+        }
+        for decision in [DocDecision::Pass, DocDecision::Block, DocDecision::Drop] {
+            self.documents
+                .with_label_values(&[product, decision.as_str()]);
+        }
+    }
+
     pub fn record(&self, product: &str, decision: DocDecision) {
         if !self.enabled {
             return;

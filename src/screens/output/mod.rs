@@ -161,6 +161,18 @@ impl OutputStream {
         }
     }
 
+    /// A stream cut short by its deadlines (`why`: [`OutputReason::StreamIdle`] or
+    /// [`OutputReason::StreamTooLong`]): the rest of the masked text, and a verdict that blocks,
+    /// since the answer never finished.
+    pub fn cut(self, product: &Product, why: OutputReason) -> (String, OutputVerdict) {
+        let (rest, mut v) = self.finish(product);
+        if v.reason != OutputReason::CheckFailed {
+            v.reason = why;
+            v.decision = why.decision();
+        }
+        (rest, v)
+    }
+
     /// The end of the answer: the rest of the masked text and the verdict (blocked, and the
     /// held text withheld, if the masking crashed).
     pub fn finish(mut self, product: &Product) -> (String, OutputVerdict) {

@@ -14,7 +14,24 @@ pub struct OutputPolicy {
     pub redactor: Arc<Redactor>,
     /// Kinds that must never go out: an answer holding one is blocked.
     pub block: BTreeSet<Kind>,
+    /// How long a streamed answer may stay silent, and how long it may last.
+    pub stream: StreamLimits,
 }
+
+/// The deadlines of a streamed answer: a stream that breaks one ends with a blocking verdict
+/// line (the answer is incomplete), so an idle client cannot hold a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamLimits {
+    /// No byte from the client for this long ends the stream (`stream_idle_timeout_ms`).
+    pub idle: std::time::Duration,
+    /// A stream open this long ends, however busy (`stream_max_duration_ms`).
+    pub max: std::time::Duration,
+}
+
+/// Default `stream_idle_timeout_ms`: 10 s.
+pub const DEFAULT_STREAM_IDLE_MS: u64 = 10_000;
+/// Default `stream_max_duration_ms`: 2 minutes.
+pub const DEFAULT_STREAM_MAX_MS: u64 = 120_000;
 
 /// A problem in `[output]`: key, message, hint.
 pub type OutputProblem = (&'static str, String, &'static str);
@@ -43,6 +60,20 @@ pub struct RawOutput {
     pub internal_names: Vec<String>,
     #[serde(default = "default_replacement")]
     pub replacement: String,
+    /// A streamed answer whose client sends nothing for this long ends (default 10 s).
+    #[serde(default = "default_stream_idle_ms")]
+    pub stream_idle_timeout_ms: u64,
+    /// A streamed answer ends after this long, however busy (default 2 minutes).
+    #[serde(default = "default_stream_max_ms")]
+    pub stream_max_duration_ms: u64,
+}
+
+fn default_stream_idle_ms() -> u64 {
+    DEFAULT_STREAM_IDLE_MS
+}
+
+fn default_stream_max_ms() -> u64 {
+    DEFAULT_STREAM_MAX_MS
 }
 
 impl Default for RawOutput {
@@ -54,6 +85,8 @@ impl Default for RawOutput {
             identifiers: Vec::new(),
             internal_names: Vec::new(),
             replacement: default_replacement(),
+            stream_idle_timeout_ms: DEFAULT_STREAM_IDLE_MS,
+            stream_max_duration_ms: DEFAULT_STREAM_MAX_MS,
         }
     }
 }
@@ -130,12 +163,37 @@ impl RawOutput {
         } else {
             Vec::new()
         };
+        problems.extend(self.check_stream());
         let redactor = Redactor::new(kinds, &visible, identifiers, names, &self.replacement);
         let policy = OutputPolicy {
             redactor: Arc::new(redactor),
             block,
+            stream: StreamLimits {
+                idle: std::time::Duration::from_millis(self.stream_idle_timeout_ms.max(1)),
+                max: std::time::Duration::from_millis(self.stream_max_duration_ms.max(1)),
+            },
         };
         (policy, problems)
+    }
+
+    fn check_stream(&self) -> Vec<OutputProblem> {
+        let mut problems = Vec::new();
+        for (key, ms) in [
+            ("output.stream_idle_timeout_ms", self.stream_idle_timeout_ms),
+            ("output.stream_max_duration_ms", self.stream_max_duration_ms),
+        ] {
+            if ms == 0 {
+                problems.push((key, "must be at least 1".to_string(), "e.g. 10000"));
+            }
+        }
+        if self.stream_idle_timeout_ms > self.stream_max_duration_ms {
+            problems.push((
+                "output.stream_idle_timeout_ms",
+                "is longer than output.stream_max_duration_ms".to_string(),
+                "an idle deadline shorter than the whole stream's, e.g. 10000 and 120000",
+            ));
+        }
+        problems
     }
 
     fn check_identifiers(&self) -> Vec<OutputProblem> {
@@ -155,5 +213,28 @@ impl RawOutput {
                 )
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn stream_deadlines_default_to_10_s_idle_and_2_minutes_and_must_be_ordered() {
+        let (policy, problems) = RawOutput::default().build();
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(policy.stream.idle, Duration::from_secs(10));
+        assert_eq!(policy.stream.max, Duration::from_secs(120));
+        for (idle, max, expected) in [(0, 5, 1), (5, 0, 2), (6, 5, 1), (5, 5, 0), (1, 9, 0)] {
+            let raw = RawOutput {
+                stream_idle_timeout_ms: idle,
+                stream_max_duration_ms: max,
+                ..RawOutput::default()
+            };
+            let (_, problems) = raw.build();
+            assert_eq!(problems.len(), expected, "{idle} {max}: {problems:?}");
+        }
     }
 }

@@ -18,6 +18,11 @@ pub enum OutputReason {
     BlockedKind,
     /// The masking itself crashed: the answer is blocked and nothing more of it leaves.
     CheckFailed,
+    /// A streamed answer's client sent nothing within the product's idle deadline: the answer
+    /// is incomplete, so it is blocked (fail closed) after what was already masked.
+    StreamIdle,
+    /// A streamed answer lasted longer than the product allows: blocked likewise.
+    StreamTooLong,
 }
 
 impl OutputReason {
@@ -26,20 +31,26 @@ impl OutputReason {
             OutputReason::Passed => "passed",
             OutputReason::BlockedKind => "blocked_kind",
             OutputReason::CheckFailed => "check_failed",
+            OutputReason::StreamIdle => "stream_idle",
+            OutputReason::StreamTooLong => "stream_too_long",
         }
     }
 
     pub fn decision(self) -> Decision {
         match self {
             OutputReason::Passed => Decision::Allow,
-            OutputReason::BlockedKind | OutputReason::CheckFailed => Decision::Block,
+            OutputReason::BlockedKind
+            | OutputReason::CheckFailed
+            | OutputReason::StreamIdle
+            | OutputReason::StreamTooLong => Decision::Block,
         }
     }
 
     /// The wire carries `reason` only when `decision` and `blocked_kinds` do not already say
-    /// it: for `check_failed` (the answer's shape is a contract that predates the enum).
+    /// it: for `check_failed` and a stream cut by its deadlines (the answer's shape is a
+    /// contract that predates the enum).
     fn implied(&self) -> bool {
-        *self != OutputReason::CheckFailed
+        matches!(self, OutputReason::Passed | OutputReason::BlockedKind)
     }
 }
 

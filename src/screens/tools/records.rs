@@ -39,6 +39,19 @@ impl GateMetrics {
         })
     }
 
+    /// Create one product's velocity rules and its round latency at zero, so alerts see zero,
+    /// not "no data".
+    pub fn init_product(&self, product: &str, policy: &ToolPolicy) {
+        if !self.enabled {
+            return;
+        }
+        for rule in &policy.velocity {
+            self.tool_velocity.with_label_values(&[product, &rule.id]);
+        }
+        self.gate_seconds
+            .with_label_values(&[product, policy.store.as_str()]);
+    }
+
     /// One round. Tool names outside the product's allowlist are counted as `other` (the
     /// label set stays closed whatever the model proposes).
     pub fn record(&self, v: &GateVerdict, policy: &ToolPolicy, seconds: f64) {
