@@ -173,13 +173,16 @@ impl EmbeddedModel {
         }
     }
 
-    /// P(unsafe) of a question: of the whole text, or of its most unsafe paragraph when it has
-    /// several (paragraphs are separated by blank lines, which the normal form keeps), or of a
-    /// payload decoded from base64, hex or percent-encoding. A harmful request after a long
-    /// harmless pasted context is not averaged away (models/README.md has the figures).
+    /// P(unsafe) of a question: the highest of the whole text, each paragraph when it has
+    /// several (paragraphs are separated by blank lines, which the normal form keeps), each
+    /// clause when it has several (sentences, lines and discourse turns:
+    /// [`crate::screens::input::clauses`]), and each payload decoded from base64, hex or
+    /// percent-encoding. A harmful request after a harmless sentence or a long pasted context
+    /// is not averaged away: a part scores as it would alone (models/README.md has the figures).
     pub fn score_question(&self, q: &Question) -> f32 {
         q.paragraphs()
             .iter()
+            .chain(q.clauses())
             .map(|p| self.score_folded(p))
             .fold(self.score_folded(q.folded()), f32::max)
     }
@@ -189,7 +192,8 @@ impl EmbeddedModel {
         self.score_question(&Question::new(text))
     }
 
-    fn score_folded(&self, folded: &str) -> f32 {
+    /// P(unsafe) of one text already folded by [`fold_for_matching`], as a whole.
+    pub fn score_folded(&self, folded: &str) -> f32 {
         let TextFeatures { buckets, dense } =
             featurise_folded(folded, self.log2_buckets, self.vectors);
         let (mut sum, mut norm2) = (0i64, 0u64);

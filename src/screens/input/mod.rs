@@ -5,6 +5,7 @@
 //! ```
 //!
 //! - [`question`]  the question computed once: normalised, hidden, folded, decoded, outbound
+//! - [`clauses`]   the question cut into sentences and turns, for the embedded guard
 //! - [`cache`]     the verdict cache; [`answer`] the answers kept per thread, serialised once
 //! - [`pipeline`]  the only place the stage order lives; fail-open/closed policy
 //! - [`stages`]    one module per stage; [`section`] the product's settings they run with
@@ -14,6 +15,7 @@
 
 pub mod answer;
 pub mod cache;
+pub mod clauses;
 pub mod pipeline;
 pub mod question;
 pub mod records;

@@ -6,6 +6,7 @@
 //! | [`Question::hidden`] text carried by invisible characters, decoded | eagerly (same pass) | signatures (blocks) |
 //! | [`Question::folded`] NFKC, lower case, invisibles out, look-alikes mapped | lazily | banglish, signatures, embedded guard |
 //! | [`Question::paragraphs`] folded paragraphs, when there are several | lazily | embedded guard |
+//! | [`Question::clauses`] folded sentences and turns, when there are several | lazily | embedded guard |
 //! | [`Question::decoded`] base64 / hex / percent-encoded payloads, decoded | lazily | signatures, guard |
 //! | [`Question::outbound`] visible text only, card numbers masked, payloads appended | lazily | remote guard, judge |
 //!
@@ -39,6 +40,7 @@ pub struct Question {
     hidden: Hidden,
     folded: OnceLock<String>,
     paragraphs: OnceLock<Vec<String>>,
+    clauses: OnceLock<Vec<String>>,
     decoded: OnceLock<Vec<Decoded>>,
     outbound: OnceLock<String>,
 }
@@ -52,6 +54,7 @@ impl Question {
             hidden,
             folded: OnceLock::new(),
             paragraphs: OnceLock::new(),
+            clauses: OnceLock::new(),
             decoded: OnceLock::new(),
             outbound: OnceLock::new(),
         }
@@ -103,6 +106,21 @@ impl Question {
             };
             parts.extend(self.decoded().iter().map(|d| fold_for_matching(&d.text)));
             parts
+        })
+    }
+
+    /// The folded clauses (sentences, lines, discourse turns: [`super::clauses`]) when the
+    /// question has more than one; empty otherwise.
+    pub fn clauses(&self) -> &[String] {
+        self.clauses.get_or_init(|| {
+            if self.text.contains('\n') {
+                super::clauses::clauses(&self.text)
+            } else {
+                super::clauses::clauses_of_lines(
+                    std::iter::once((self.text.as_str(), self.folded().into())),
+                    super::clauses::MIN_CLAUSE_WORDS,
+                )
+            }
         })
     }
 
