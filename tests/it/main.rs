@@ -16,6 +16,7 @@ mod gate_redis;
 mod judge;
 mod ops;
 mod output;
+mod padded;
 mod policy;
 mod props;
 mod reliability;
