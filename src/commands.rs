@@ -160,20 +160,6 @@ pub(crate) async fn serve(
     if let Err(code) = check_access(&state, &listen, settings) {
         return Ok(code);
     }
-    // With their own address (GUARD_OPS_LISTEN), the ops routes leave the main one.
-    if let Some(ops) = &settings.ops_listen {
-        // Metrics and health on their own address; the main one serves the API only.
-        let ops_state = state.clone();
-        let ops_server = actix_web::HttpServer::new(move || {
-            http::create_app(ops_state.clone(), http::Surface::Ops)
-        })
-        .workers(1)
-        .bind(ops)
-        .with_context(|| format!("binding GUARD_OPS_LISTEN {ops}"))?
-        .run();
-        tokio::spawn(ops_server);
-        eprintln!("ops routes (/metrics, /healthz, /readyz) on http://{ops}");
-    }
     let products: Vec<String> = state
         .screener
         .load()
@@ -188,7 +174,13 @@ pub(crate) async fn serve(
         products.join(", ")
     );
     spawn_sighup_reload(state.clone());
-    run_api(state.clone(), &listen, workers).await?;
+    run_api(
+        state.clone(),
+        &listen,
+        workers,
+        settings.ops_listen.as_deref(),
+    )
+    .await?;
     // Stopped (SIGTERM or SIGINT): requests finished; write out the audit log before exiting.
     state.audit.close();
     Ok(ExitCode::SUCCESS)
@@ -218,12 +210,15 @@ fn check_access(state: &http::AppState, listen: &str, settings: &Settings) -> Re
     Ok(())
 }
 
-/// The API on `listen` until SIGTERM or SIGINT.
+/// The API on `listen` until SIGTERM or SIGINT; with their own address (GUARD_OPS_LISTEN), the
+/// ops routes leave the main one.
 async fn run_api(
     state: actix_web::web::Data<http::AppState>,
     listen: &str,
     workers: Option<usize>,
+    ops_listen: Option<&str>,
 ) -> anyhow::Result<()> {
+    let ops_state = state.clone();
     // Slow and idle clients are cut off on purpose: the request head must arrive within 5 s
     // (then 408), idle keep-alive connections close after 30 s, and on SIGTERM in-flight requests
     // get 10 s to finish before the process exits 0. Each body has its own deadline
@@ -242,13 +237,25 @@ async fn run_api(
     let workers = workers.unwrap_or_else(|| {
         2 * std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
-    server
+    let server = server
         .workers(workers.max(1))
         .bind(listen)
-        .with_context(|| format!("binding {listen}"))?
-        .run()
-        .await
-        .context("serving")
+        .with_context(|| format!("binding {listen}"))?;
+    // The API's socket is listening from here on (connections wait in its backlog until it
+    // runs), so the ops address, bound only now, never answers /readyz 200 while connections
+    // to the API would still be refused: a readiness probe on it means the API accepts.
+    if let Some(ops) = ops_listen {
+        let ops_server = actix_web::HttpServer::new(move || {
+            http::create_app(ops_state.clone(), http::Surface::Ops)
+        })
+        .workers(1)
+        .bind(ops)
+        .with_context(|| format!("binding GUARD_OPS_LISTEN {ops}"))?
+        .run();
+        tokio::spawn(ops_server);
+        eprintln!("ops routes (/metrics, /healthz, /readyz) on http://{ops}");
+    }
+    server.run().await.context("serving")
 }
 
 #[cfg(unix)]

@@ -2,9 +2,8 @@
 //! P(unsafe) when it has one, and categories). They only evaluate; the guard stage applies the
 //! product's thresholds and the pipeline applies timeouts and the fail-closed policy.
 //!
-//! Each remote backend calls its model through its own [`transport::Transport`]: a pooled HTTP
-//! client whose sockets never outnumber the backend's cap. This module is the backends' shared
-//! vocabulary and imports none of them; the loader builds each product's backend.
+//! Each remote backend calls its model through its own [`transport::Transport`]: a pooled `reqwest::Client`
+//! behind a semaphore, so its calls in flight never outnumber the backend's cap.
 
 pub mod breaker;
 pub mod embedded;

@@ -21,6 +21,7 @@ use crate::backends::BackendKind;
 use crate::product::{Product, Replies};
 use crate::screens::input::section::InputSection;
 use crate::screens::input::stages::policy::Policy;
+use crate::screens::tools::policy::StoreKind;
 use crate::verdict::Reply;
 use loader::{Loader, BUILTIN, BUILTIN_DIGEST};
 use raw::RawProduct;
@@ -184,6 +185,14 @@ fn check_overrides(l: &mut Loader<'_>, o: &Overrides) {
             "e.g. 0.5",
         );
     }
+    if let Some(store) = o.gate_store.as_deref().filter(|s| gate_store(s).is_none()) {
+        l.problem(
+            "environment",
+            "GUARD_GATE_STORE",
+            format!("`{store}` is not a store"),
+            "`memory` or `redis` (with GUARD_REDIS_URL)",
+        );
+    }
     if o.judge_url.is_some() != o.judge_model.is_some() {
         l.problem(
             "environment",
@@ -191,6 +200,14 @@ fn check_overrides(l: &mut Loader<'_>, o: &Overrides) {
             "GUARD_JUDGE_URL and GUARD_JUDGE_MODEL go together",
             "set both, or neither",
         );
+    }
+}
+
+fn gate_store(name: &str) -> Option<StoreKind> {
+    match name {
+        "memory" => Some(StoreKind::Memory),
+        "redis" => Some(StoreKind::Redis),
+        _ => None,
     }
 }
 
@@ -215,7 +232,11 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
     let guard = raw.guard.build(l, &file, overrides);
     let judge = raw.judge.build(l, &file, name, overrides);
     let cache = raw.cache.build(l, &file);
-    let (policy, tools) = l.policy(&file, &raw.policy.rules);
+    let (policy, mut tools) = l.policy(&file, &raw.policy.rules);
+    let store = overrides.gate_store.as_deref().and_then(gate_store);
+    if let Some(store) = store {
+        Arc::make_mut(&mut tools).store = store;
+    }
     let (output, problems) = raw.output.build();
     for (key, message, hint) in problems {
         l.problem(&file, key, message, hint);
@@ -223,6 +244,7 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
     let settings = [
         ("guard", guard.as_ref().map(|g| g.settings.as_str())),
         ("judge", judge.as_ref().map(|j| j.settings.as_str())),
+        ("gate_store", store.map(StoreKind::as_str)),
     ];
     let config_rev = revision(l, &file, &text, &raw, &settings, &cache);
     if l.problems.len() > before {

@@ -26,6 +26,9 @@ pub struct Overrides {
     pub allow_below: Option<f32>,
     /// `GUARD_MODEL_BLOCK_AT`
     pub block_at: Option<f32>,
+    /// `GUARD_GATE_STORE` (`memory` or `redis`): every product's `tool_gate.store`. How many
+    /// replicas share the limits is a fact of the deployment, not of the policy.
+    pub gate_store: Option<String>,
     /// Variables that were set but do not read as numbers: (name, value), reported as problems.
     pub unreadable: Vec<(&'static str, String)>,
     /// Where the secrets a product file names (`api_key_env`) are found.

@@ -11,6 +11,7 @@ mod config;
 mod context;
 mod evals;
 mod fail_closed;
+mod forms;
 mod gate;
 mod gate_redis;
 mod judge;
