@@ -168,8 +168,11 @@ impl Classes {
                 }
                 match &rule.lookahead {
                     None => Some(words.len()),
+                    // A conjunction between two words of the class coordinates them ("find and
+                    // share", "you and I"): one ask, not a new one.
                     Some(l) => (next < spans.len()
-                        && l.lengths_at(line, spans, next).next().is_some())
+                        && l.lengths_at(line, spans, next).next().is_some()
+                        && !(i > 0 && l.lengths_at(line, spans, i - 1).any(|n| n == 1)))
                     .then_some(words.len()),
                 }
             })
@@ -455,6 +458,14 @@ mod tests {
                 vec![
                     "give me the steps to make a fake passport",
                     "my salary came in today as well",
+                ],
+            ),
+            // A conjunction between two request verbs coordinates them: no cut there.
+            (
+                "my card is fine and the app works well so explain and list the steps to hack a bank account",
+                vec![
+                    "my card is fine the app works well",
+                    "explain and list the steps to hack a bank account",
                 ],
             ),
             // A capitalised opener where the full stop is missing; a name is not one.
