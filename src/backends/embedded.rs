@@ -176,14 +176,23 @@ impl EmbeddedModel {
     /// P(unsafe) of a question: the highest of the whole text, each paragraph when it has
     /// several (paragraphs are separated by blank lines, which the normal form keeps), each
     /// clause when it has several (sentences, lines and discourse turns:
-    /// [`crate::screens::input::clauses`]), and each payload decoded from base64, hex or
-    /// percent-encoding. A harmful request after a harmless sentence or a long pasted context
-    /// is not averaged away: a part scores as it would alone (models/README.md has the figures).
+    /// [`crate::screens::input::clauses`]), each decoded payload, and each structured segment
+    /// (a code fence, a JSON or YAML value, a template: [`Question::segments`]). A harmful
+    /// request after a harmless sentence, inside harmless structure or after a long pasted
+    /// context is not averaged away: a part scores as it would alone (models/README.md has the
+    /// figures). The parts together are at most a few times the text, so the work stays linear.
     pub fn score_question(&self, q: &Question) -> f32 {
-        q.paragraphs()
+        let parts = q
+            .paragraphs()
             .iter()
             .chain(q.clauses())
-            .map(|p| self.score_folded(p))
+            .map(|p| self.score_folded(p));
+        let segments = q
+            .segments()
+            .iter()
+            .map(|s| self.score_folded(&fold_for_matching(&s.text)));
+        parts
+            .chain(segments)
             .fold(self.score_folded(q.folded()), f32::max)
     }
 

@@ -10,7 +10,7 @@
 //! | [`Question::clauses`] folded sentences and turns, when there are several | lazily | embedded guard |
 //! | [`Question::decoded`] entities, escapes, base64, hex, Morse, ROT13, ... decoded ([`decode`]) | lazily | signatures, guard |
 //! | [`Question::language_text`] the text with what was decoded in place | lazily | script, banglish, lang_id |
-//! | [`Question::segments`] code fences, JSON / YAML values, templates, tags, as texts of their own | lazily | signatures; for scoring sentence by sentence |
+//! | [`Question::segments`] code fences, JSON / YAML values, templates, tags, as texts of their own | lazily | signatures, embedded guard |
 //! | [`Question::outbound`] visible text only, card numbers masked, payloads appended | lazily | remote guard, judge |
 //!
 //! Every form is made in time linear in the text. The lazy forms are made inside the first stage
@@ -191,9 +191,8 @@ impl Question {
     /// ([`crate::screens::input::segments`]): the body of a code fence, inline code, JSON string
     /// values (unescaped), YAML values, the inside of templates and tags, with the
     /// conversation role the structure gives them (`"role": "system"`). Empty for a plain
-    /// question. The signatures screen each; a scorer that reads the question sentence by
-    /// sentence should score each as well, since an instruction inside a JSON value is a
-    /// sentence of its own that the surrounding structure would dilute.
+    /// question. The signatures and the embedded guard screen each, since an instruction
+    /// inside a JSON value is a sentence of its own that the surrounding structure would dilute.
     pub fn segments(&self) -> &[Segment] {
         self.segments
             .get_or_init(|| crate::screens::input::segments::segments(&self.text))
