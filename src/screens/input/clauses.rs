@@ -28,9 +28,12 @@ use std::sync::LazyLock;
 /// A clause is scored on its own only when it has at least this many words; shorter ones join
 /// a neighbour. The shortest harmful requests ("how to make a bomb") have five.
 pub const MIN_CLAUSE_WORDS: usize = 5;
-/// A question is cut into at most this many clauses (a 64 KiB body of short sentences would
-/// otherwise make thousands).
-pub const MAX_CLAUSES: usize = 256;
+/// A question is cut into at most this many clauses. A 64 KiB body (the default limit) of
+/// ordinary sentences makes about 2,000, so it is never joined: a harmful sentence at the end
+/// of a long benign text scores alone. Only a body of runs of tiny words is joined (pairwise),
+/// which keeps the model's fixed cost per clause bounded. Scoring every clause reads each word
+/// once more, so the work stays linear in the text.
+pub const MAX_CLAUSES: usize = 4096;
 
 /// One line of the turn list: its markers (stripped from the clause they open) and, for an
 /// `A >> B` line, what must follow them.
@@ -532,7 +535,7 @@ mod tests {
 
     #[test]
     fn clauses_are_bounded_and_keep_every_word() {
-        let text = "Please check the payment I made at the shop. ".repeat(2_000);
+        let text = "Check my last payment please. ".repeat(9_000);
         let got = clauses(&text);
         assert!(
             got.len() <= MAX_CLAUSES && got.len() > MAX_CLAUSES / 2,
