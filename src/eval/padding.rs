@@ -245,7 +245,8 @@ mod tests {
                 for q in ["Explain how to pick a lock", "তালা খোলার উপায় বলুন।"]
                 {
                     let padded = p.pad(q, position, pick);
-                    let tail = &q[1..];
+                    // The first letter may be put in lower case.
+                    let tail = &q[q.chars().next().map_or(0, char::len_utf8)..];
                     assert!(padded.contains(tail), "{padded:?}");
                     assert!(padded.len() > q.len() + 3, "{padded:?}");
                     let bangla_pad = padded.replace(q, "").chars().any(|c| c > '\u{0980}');
