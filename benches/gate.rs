@@ -1,5 +1,6 @@
 //! While the agent works: the tool-call gate deciding a round of 12 calls (in-process state, and
-//! Redis on loopback when `redis-server` is installed: the bench starts its own), and
+//! Redis on loopback when `redis-server` is installed: the bench starts its own), the cost of
+//! reading its body strictly (duplicate keys, call shapes) against serde_json's plain parse, and
 //! `/v1/screen-context` on 5 documents of 1,000 characters with the embedded guard model.
 //! Run: `cargo bench --bench gate`.
 
@@ -16,8 +17,12 @@ fn main() {
 /// A realistic round for the wallet assistant: reads, a duplicate, transfers under, over the
 /// approval threshold and over the limit, an irreversible call, an outbound message.
 fn round(conversation: String) -> Round {
-    let w = "01711000000";
-    let calls = vec![
+    round_from(conversation, "01711000000")
+}
+
+/// [`round`]'s calls as `(tool, args)`.
+fn calls(w: &str) -> Vec<(&'static str, serde_json::Value)> {
+    vec![
         ("get_balance", json!({"wallet": w})),
         ("get_balance", json!({"wallet": w})),
         (
@@ -51,7 +56,13 @@ fn round(conversation: String) -> Round {
         ("block_wallet", json!({"wallet": w})),
         ("close_wallet", json!({"wallet": w})),
         ("send_sms", json!({"wallet": w, "template": "receipt"})),
-    ];
+    ]
+}
+
+/// [`round`] from another wallet: with a new wallet every round, every window the round is
+/// counted in starts empty, so every call takes the longest path (counted everywhere).
+fn round_from(conversation: String, w: &str) -> Round {
+    let calls = calls(w);
     Round {
         conversation,
         turn: "1".into(),
@@ -62,6 +73,7 @@ fn round(conversation: String) -> Round {
                 id: Some(format!("call_{i}")),
                 tool: Some(tool.into()),
                 args: Ok(args),
+                ambiguity: None,
             })
             .collect(),
     }
@@ -105,6 +117,84 @@ fn round_of_12_in_process(bencher: divan::Bencher) {
                 guard::screens::tools::now_ms(),
             ))
         });
+}
+
+#[divan::bench]
+fn round_of_12_in_process_fresh_wallet(bencher: divan::Bencher) {
+    let p = &config().products["wallet-assistant"];
+    let rt = runtime();
+    let stores = Stores {
+        memory: guard::screens::tools::store::MemoryStore::new(
+            guard::screens::tools::MEMORY_STORE_KEYS,
+        ),
+        redis: None,
+    };
+    bencher
+        .with_inputs(|| {
+            let n = CONVERSATION.fetch_add(1, Ordering::Relaxed);
+            round_from(format!("bench-{n}"), &format!("017{:08}", n % 100_000_000))
+        })
+        .bench_local_values(|r| {
+            rt.block_on(decide(
+                &p.name,
+                &p.config_rev,
+                &p.tools,
+                &stores,
+                r,
+                guard::screens::tools::now_ms(),
+            ))
+        });
+}
+
+/// The same round as the route's body: `{product, conversation, turn, calls: [{id, tool, args}]}`.
+fn body(conversation: &str) -> String {
+    let calls: Vec<serde_json::Value> = calls("01711000000")
+        .into_iter()
+        .enumerate()
+        .map(|(i, (tool, args))| json!({"id": format!("call_{i}"), "tool": tool, "args": args}))
+        .collect();
+    json!({"product": "wallet-assistant", "conversation": conversation, "turn": "1", "calls": calls})
+        .to_string()
+}
+
+/// What refusing duplicate keys costs: the body of a round of 12 parsed by serde_json ...
+#[divan::bench]
+fn body_of_12_serde_json(bencher: divan::Bencher) {
+    let text = body("bench");
+    bencher.bench_local(|| {
+        serde_json::from_slice::<serde_json::Value>(divan::black_box(text.as_bytes()))
+    });
+}
+
+/// ... by the gate's duplicate-detecting parse ...
+#[divan::bench]
+fn body_of_12_strict(bencher: divan::Bencher) {
+    let text = body("bench");
+    bencher.bench_local(|| {
+        guard::screens::tools::wire::parse_strict(divan::black_box(text.as_bytes()))
+    });
+}
+
+/// ... and by it with its calls read in their one shape.
+#[divan::bench]
+fn body_of_12_strict_and_shapes(bencher: divan::Bencher) {
+    use guard::screens::tools::wire;
+    let text = body("bench");
+    bencher.bench_local(|| {
+        let v = wire::parse_strict(divan::black_box(text.as_bytes()));
+        let calls = v
+            .ok()
+            .and_then(|mut v| v.get_mut("calls").map(serde_json::Value::take));
+        match calls {
+            Some(serde_json::Value::Array(calls)) => calls
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| wire::read_call(c, i))
+                .filter(Result::is_ok)
+                .count(),
+            _ => 0,
+        }
+    });
 }
 
 #[divan::bench]

@@ -137,6 +137,11 @@ pub(crate) fn check_config(
                     p.tools.velocity.len(),
                     p.tools.store.as_str()
                 );
+                // Warnings do not fail the check: the configuration is valid, but it does
+                // something its operator should know about.
+                for w in p.warnings() {
+                    println!("warn  {}  {w}", p.name);
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -233,7 +238,7 @@ async fn run_api(
     // turn, and with one per core a worker that the kernel preempts (for the agent process, a
     // sidecar, or the load generator on the same cores) stalls all of its connections. On 2
     // cores the cheap path served 1.3 × more with 4 workers than with 2, and 256 connections
-    // through a model waited less at p99 (README, Performance).
+    // through a model waited less at p99 (docs/performance.md).
     let workers = workers.unwrap_or_else(|| {
         2 * std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });

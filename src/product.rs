@@ -36,6 +36,12 @@ pub struct Replies {
     pub safety: Reply,
     pub policy: Reply,
     pub unavailable: Reply,
+    /// `judge_unavailable` when the product has no judge: a review rule or a borderline score
+    /// asked for a second look that no retry will bring, so the reply sends the asker to a
+    /// person or another channel instead of "try again in a moment".
+    pub needs_review: Reply,
+    /// Whether a judge is configured: `judge_unavailable` is then an outage (`unavailable`).
+    pub has_judge: bool,
     /// Per policy rule id, where the rule sets its own.
     pub rules: BTreeMap<String, Reply>,
 }
@@ -52,10 +58,45 @@ impl Replies {
                 .and_then(|id| self.rules.get(id))
                 .unwrap_or(&self.policy)
                 .clone(),
+            R::JudgeUnavailable if !self.has_judge => self.needs_review.clone(),
             R::GuardUnavailable | R::JudgeUnavailable | R::CheckFailed => self.unavailable.clone(),
             R::PromptInjection | R::Unsafe | R::JudgeBlocked | R::Passed | R::JudgeAllowed => {
                 self.safety.clone()
             }
         }
+    }
+}
+
+impl Product {
+    /// What the configuration makes this product do that its operator may not expect; a
+    /// warning, not a problem (`check-config` prints them, `/readyz` lists them). Today: a
+    /// product that sends questions to a judge it does not have, so they block.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if self.input.judge.client.is_some() {
+            return warnings;
+        }
+        let review: Vec<&str> = self
+            .input
+            .policy
+            .rules
+            .iter()
+            .filter(|r| r.action == crate::screens::input::stages::policy::PolicyAction::Review)
+            .map(|r| r.id.as_str())
+            .collect();
+        if !review.is_empty() {
+            warnings.push(format!(
+                "review rules ({}) but no judge: those questions block (judge_unavailable, the needs_review reply)",
+                review.join(", ")
+            ));
+        }
+        let t = &self.input.guard.thresholds;
+        if t.allow_below < t.block_at {
+            warnings.push(format!(
+                "a borderline band (allow_below={} < block_at={}) but no judge: borderline questions block (judge_unavailable, the needs_review reply)",
+                t.allow_below, t.block_at
+            ));
+        }
+        warnings
     }
 }

@@ -160,8 +160,19 @@ pub fn look_alikes(letter: char) -> impl Iterator<Item = char> {
     let want: String = letter.encode_utf8(&mut buf).to_ascii_lowercase();
     CONFUSABLES
         .iter()
-        .filter(move |row| row.1 == want)
+        .filter(move |row| row.1 == want && lower_case_reads(row.0, &want))
         .map(|row| row.0)
+}
+
+/// Whether a character's lower case, where the data reads it at all, reads as `want` too: the
+/// skeleton reads a letter by its lower case first, so a capital drawn as `l` whose small
+/// letter is an `i` (`Ȋ`, Cyrillic `І`) is read `i`, and is no look-alike of `l` here.
+fn lower_case_reads(c: char, want: &str) -> bool {
+    let mut lower = c.to_lowercase();
+    match (lower.next(), lower.next()) {
+        (Some(l), None) => confusable(l).is_none_or(|(reading, _)| reading == want),
+        _ => true,
+    }
 }
 
 /// Map a look-alike letter (Cyrillic `о`, Greek `ο`, Latin alpha `ɑ`, Armenian `օ`, ...) to

@@ -1,11 +1,30 @@
 #!/usr/bin/env python3
-"""Write the policy eval suites (tests/evals/policy-*.yaml) from the lists below.
+"""Write the policy eval suites (tests/evals/policy-*.yaml).
 
-Hand-written by the guard developers (CC0). Abuse cases paraphrase each abuse family of the
-products' judge prompts in English and Bangla (not the rules' own words); the must-allow twins
-use the same words for ordinary work. Run from the project root: python3 tools/gen_policy_suites.py
+Hand-written by the guard developers (CC0). Two kinds of suite:
+
+- the lists below, written by hand: abuse cases paraphrasing each abuse family of the products'
+  judge prompts in English and Bangla (not the rules' own words), and must-allow twins using the
+  same words for ordinary work (policy-<product>-abuse.yaml, policy-<product>-allow.yaml);
+- generated ones, from the families of tools/policy_families.py: every template of a family
+  filled with a sample of its fillers, in English, Bangla and mixed (Bangla with English words).
+  A hash-chosen eighth of the templates and of the fillers is held out: a case that uses any of
+  them goes to the `-heldout` suite, so that suite measures wording the rules were not tuned on
+  (policy-<product>-{abuse,work}-gen.yaml and -heldout.yaml).
+
+Run from the project root: python3 tools/gen_policy_suites.py
 """
-import json, os
+import hashlib, itertools, json, os, random, re, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from policy_families import FAMILIES  # noqa: E402
+
+# Cases drawn per template: enough to vary every slot, few enough that no template dominates.
+PER_TEMPLATE = 8
+# One in HOLDOUT_MODULUS templates and fillers is held out of tuning.
+HOLDOUT_MODULUS = 8
+# Words that keep their capital inside a sentence.
+PROPER = {"Karim", "Rina", "Rahim", "Rafiq", "Mr.", "Mrs.", "I", "KYC", "OTP", "PIN", "CIF"}
 
 BANK_ABUSE = [
   # record tampering
@@ -233,11 +252,93 @@ def write(path, desc, product, group, texts, decision):
         f.write("# Hand-written by the guard developers (CC0); regenerate with tools/gen_policy_suites.py.\n")
         f.write(f"description: \"{desc}\"\nproduct: {product}\ngroup: {group}\nkind: screen\ncases:\n")
         for i, t in enumerate(texts, 1):
-            f.write(f"  - {{name: c{i:02d}, text: {json.dumps(t, ensure_ascii=False)}, expect: {{decision: {decision}}}}}\n")
+            name = t[0] if isinstance(t, tuple) else f"c{i:02d}"
+            text = t[1] if isinstance(t, tuple) else t
+            f.write(f"  - {{name: {name}, text: {json.dumps(text, ensure_ascii=False)}, expect: {{decision: {decision}}}}}\n")
+
+
+def held_out(piece):
+    """A template or filler kept out of tuning: chosen by its hash, so it stays out across runs."""
+    return int(hashlib.sha256(piece.encode("utf-8")).hexdigest()[:8], 16) % HOLDOUT_MODULUS == 0
+
+
+def language(text):
+    bengali = any("\u0980" <= c <= "\u09ff" for c in text)
+    latin = re.search(r"[A-Za-z]{2,}", text) is not None
+    return "mix" if bengali and latin else "bn" if bengali else "en"
+
+
+def lower_first(filler):
+    first = filler.split(" ")[0]
+    stem = re.sub(r"['’]s$", "", first)
+    if not filler or stem in PROPER or (len(first) > 1 and first[1].isupper()):
+        return filler
+    return filler[0].lower() + filler[1:]
+
+
+def fill(template, slots, choice):
+    def one(m):
+        name = m.group(1)
+        value = choice[name.lower()]
+        if name[0].isupper():
+            return value[:1].upper() + value[1:]
+        return lower_first(value)
+    text = re.sub(r"\{(\w+)\}", one, template)
+    # A slot left empty leaves doubled spaces or a dangling comma.
+    text = re.sub(r"\s+", " ", text).replace(" ,", ",").replace(", .", ".").replace(" .", ".")
+    text = text.strip()
+    return text[:1].upper() + text[1:]
+
+
+def generate(family):
+    """Every case of a family: (name, text, held_out), in a fixed order."""
+    cases, seen = [], set()
+    for template in family["templates"]:
+        names = sorted({n.lower() for n in re.findall(r"\{(\w+)\}", template)})
+        pools = [family["slots"][n] for n in names]
+        combos = list(itertools.product(*pools)) if pools else [()]
+        rng = random.Random(hashlib.sha256((family["name"] + template).encode()).hexdigest())
+        rng.shuffle(combos)
+        for combo in combos[:PER_TEMPLATE]:
+            choice = dict(zip(names, combo))
+            text = fill(template, family["slots"], choice)
+            if text in seen:
+                continue
+            seen.add(text)
+            out = held_out(template) or any(held_out(v) for v in combo if v)
+            cases.append((text, out))
+    counts = {}
+    named = []
+    for text, out in cases:
+        lang = language(text)
+        counts[lang] = counts.get(lang, 0) + 1
+        named.append((f"{family['name']}-{lang}-{counts[lang]:03d}", text, out))
+    return named
+
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "evals")
 write(os.path.join(root, "policy-bank-operator-abuse.yaml"), "Bank operator abuse, paraphrased, English and Bangla: blocked (by a rule, or by review without a judge)", "bank-operator", "policy_bank_operator_abuse", BANK_ABUSE, "block")
 write(os.path.join(root, "policy-bank-operator-allow.yaml"), "Ordinary bank operator work in the same words: allowed", "bank-operator", "policy_bank_operator_allow", BANK_ALLOW, "allow")
 write(os.path.join(root, "policy-wallet-abuse.yaml"), "Wallet abuse, paraphrased, English and Bangla: blocked", "wallet-assistant", "policy_wallet_abuse", WALLET_ABUSE, "block")
 write(os.path.join(root, "policy-wallet-allow.yaml"), "Ordinary wallet questions in the same words: allowed", "wallet-assistant", "policy_wallet_allow", WALLET_ALLOW, "allow")
-print(len(BANK_ABUSE), len(BANK_ALLOW), len(WALLET_ABUSE), len(WALLET_ALLOW))
+print("hand-written:", len(BANK_ABUSE), len(BANK_ALLOW), len(WALLET_ABUSE), len(WALLET_ALLOW))
+
+SHORT = {"bank-operator": "bank-operator", "wallet-assistant": "wallet"}
+for product in ["bank-operator", "wallet-assistant"]:
+    for kind, decision in [("abuse", "block"), ("work", "allow")]:
+        tuned, kept = [], []
+        for fam in FAMILIES:
+            if fam["product"] != product or fam["kind"] != kind:
+                continue
+            for name, text, out in generate(fam):
+                (kept if out else tuned).append((name, text))
+        what = ("product abuse: blocked by a rule, or sent to the judge (which blocks it)" if kind == "abuse"
+                else "ordinary work in the words of abuse: allowed")
+        base = f"policy-{SHORT[product]}-{kind}"
+        group = base.replace("-", "_")
+        write(os.path.join(root, base + "-gen.yaml"), f"Generated ({product}), {what}; the tuning part",
+              product, group + "_gen", tuned, decision)
+        write(os.path.join(root, base + "-heldout.yaml"),
+              f"Generated ({product}), {what}; the held-out part: wording kept out of tuning",
+              product, group + "_heldout", kept, decision)
+        print(f"{base}: {len(tuned)} tuning, {len(kept)} held out")

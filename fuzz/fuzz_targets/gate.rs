@@ -1,5 +1,7 @@
-//! The tool-call gate on rounds built from arbitrary JSON: every call gets exactly one
-//! decision, and never more than the cap run or are reused.
+//! The tool-call gate on rounds built from arbitrary JSON, read as the route reads them (the
+//! duplicate-detecting parse, one shape per call): the strict parse agrees with serde_json
+//! whenever it accepts, every call gets exactly one decision, and never more than the cap run
+//! or are reused.
 #![no_main]
 use guard::screens::tools::{decide, Decision, ProposedCall, Round, Stores};
 use libfuzzer_sys::fuzz_target;
@@ -45,19 +47,28 @@ fn setup() -> &'static (guard::screens::tools::policy::ToolPolicy, Stores, tokio
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(serde_json::Value::Array(items)) = serde_json::from_slice::<serde_json::Value>(data)
-    else {
+    use guard::screens::tools::wire;
+    // The strict parse reads what serde_json reads, or finds a key given twice.
+    let strict = wire::parse_strict(data);
+    let plain = serde_json::from_slice::<serde_json::Value>(data);
+    match (&strict, &plain) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b),
+        (Ok(_), Err(_)) => panic!("the strict parse read what serde_json refused"),
+        _ => {}
+    }
+    let Ok(serde_json::Value::Array(items)) = strict else {
         return;
     };
     let (policy, stores, rt) = setup();
-    let calls: Vec<ProposedCall> = items
+    // Each item read in its one shape, as the route reads it.
+    let Ok(calls) = items
         .into_iter()
-        .map(|v| ProposedCall {
-            id: v.get("id").and_then(|x| x.as_str()).map(str::to_string),
-            tool: v.get("tool").and_then(|x| x.as_str()).map(str::to_string),
-            args: Ok(v.get("args").cloned().unwrap_or(serde_json::Value::Null)),
-        })
-        .collect();
+        .enumerate()
+        .map(|(i, v)| wire::read_call(v, i))
+        .collect::<Result<Vec<ProposedCall>, _>>()
+    else {
+        return;
+    };
     let n = calls.len();
     let round = Round {
         conversation: "fuzz".into(),

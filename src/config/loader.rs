@@ -250,7 +250,7 @@ impl<'a> Loader<'a> {
         let Some(text) = self.read_text(owner, "policy.rules", rel) else {
             return none();
         };
-        let hint = "see the policy file reference in README.md";
+        let hint = "see the policy file reference in docs/policy.md";
         let mut table: toml::Table = match toml::from_str(&text) {
             Ok(t) => t,
             Err(e) => {
@@ -291,7 +291,12 @@ impl<'a> Loader<'a> {
             Ok(t) => Arc::new(t),
             Err(problems) => {
                 for (key, message) in problems {
-                    self.problem(rel, &key, message, "see \"Tool-call gate\" in README.md");
+                    self.problem(
+                        rel,
+                        &key,
+                        message,
+                        "see \"The tool policy\" in docs/policy.md",
+                    );
                 }
                 Arc::new(ToolPolicy::default())
             }

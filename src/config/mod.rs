@@ -47,7 +47,7 @@ fn built_in(en: &str, bn: &str) -> Reply {
 }
 
 impl raw::RawReplies {
-    fn build(&self, language: Reply, policy: &Policy) -> Replies {
+    fn build(&self, language: Reply, policy: &Policy, has_judge: bool) -> Replies {
         let take = |r: &Option<raw::RawReply>, default: Reply| {
             r.as_ref().map_or(default, |r| Reply::new(&r.en, &r.bn))
         };
@@ -74,6 +74,14 @@ impl raw::RawReplies {
                     "দুঃখিত, এই মুহূর্তে আপনার প্রশ্নটি যাচাই করা যাচ্ছে না। অনুগ্রহ করে একটু পরে আবার চেষ্টা করুন।",
                 ),
             ),
+            needs_review: take(
+                &self.needs_review,
+                built_in(
+                    "Sorry, I can't answer this question here: it needs a person to look at it. Please contact us through another channel.",
+                    "দুঃখিত, এই প্রশ্নের উত্তর আমি এখানে দিতে পারছি না: এটি একজন মানুষের দেখা দরকার। অনুগ্রহ করে অন্য কোনো মাধ্যমে আমাদের সাথে যোগাযোগ করুন।",
+                ),
+            ),
+            has_judge,
             rules: policy
                 .rules
                 .iter()
@@ -250,11 +258,14 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
     if l.problems.len() > before {
         return None;
     }
+    let judge = judge?.section;
     Some(Product {
         name: name.to_string(),
-        replies: raw
-            .replies
-            .build(Reply::new(&raw.reply.en, &raw.reply.bn), &policy),
+        replies: raw.replies.build(
+            Reply::new(&raw.reply.en, &raw.reply.bn),
+            &policy,
+            judge.client.is_some(),
+        ),
         description: raw.description,
         config_rev,
         input: InputSection {
@@ -264,7 +275,7 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
             signatures: signatures?,
             policy,
             guard: guard?.section,
-            judge: judge?.section,
+            judge,
         },
         cache,
         tools,
@@ -281,7 +292,7 @@ fn parse_product(l: &mut Loader<'_>, file: &str, name: &str, text: &str) -> Opti
             file,
             &key,
             message,
-            "see the configuration reference in README.md",
+            "see the configuration reference in docs/configuration.md",
         );
     }
     let raw = raw?;

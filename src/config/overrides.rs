@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// Overrides that apply to every product, from the environment (read once, in
-/// [`crate::settings`]); see the README.
+/// [`crate::settings`]); see docs/configuration.md.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Overrides {
     /// `GUARD_MODEL_URL`

@@ -143,6 +143,10 @@ pub struct RawReplies {
     pub policy: Option<RawReply>,
     /// `guard_unavailable`, `judge_unavailable`, `check_failed`: "please try again".
     pub unavailable: Option<RawReply>,
+    /// `judge_unavailable` when the product has no judge: the question needed a second look
+    /// (a review rule, a borderline score) that will never come, so the reply says where to go
+    /// instead (a person, another channel).
+    pub needs_review: Option<RawReply>,
 }
 
 /// The breaker and concurrency cap of a remote backend (keys of `[guard]` and `[judge]`).

@@ -42,6 +42,8 @@ macro_rules! api_errors {
 api_errors! {
     /// The body is not JSON, or not a JSON object (the message says which).
     MalformedJson(String) => 400, "malformed_json";
+    /// A key given twice in one object of the body (its path, never a value).
+    DuplicateKey(String) => 400, "duplicate_key";
     /// The body could not be read (the connection's error).
     BadBody(String) => 400, "bad_body";
     /// The query could not be read.
@@ -94,12 +96,18 @@ impl ApiError {
             E::MalformedJson(m) | E::MissingProduct(m) | E::MissingConversation(m) => m.clone(),
             E::MissingTurn(m) | E::InvalidCaller(m) | E::NotReady(m) => m.clone(),
             E::BadBody(e) => format!("could not read the body: {e}"),
+            E::DuplicateKey(path) => {
+                format!(
+                    "the key `{}` is given twice: send each key once",
+                    shown(path)
+                )
+            }
             E::BadQuery(e) => format!("could not read the query: {e}"),
             E::Unauthorized(what) => {
                 format!("a valid `Authorization: Bearer <{what}>` header is required")
             }
             E::ForbiddenProduct(p) => format!("this API key is not for product `{}`", shown(p)),
-            E::NotFound => "no such route; see README.md for the API".into(),
+            E::NotFound => "no such route; see docs/api.md for the API".into(),
             E::UnknownProduct(p) => format!("no product named `{}`", shown(p)),
             E::MethodNotAllowed(allowed) => format!("this route accepts {allowed}"),
             E::RequestTimeout(limit) => {

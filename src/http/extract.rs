@@ -35,6 +35,11 @@ pub trait RouteRequest: Sized + 'static {
     const SOURCE: Source;
     /// The request as the client sent it (tolerant: unknown fields are ignored).
     type Raw: DeserializeOwned;
+    /// The body read into [`Self::Raw`] (serde_json; a route may read it more strictly).
+    fn parse(body: &[u8]) -> Result<Self::Raw, ApiError> {
+        serde_json::from_slice(body)
+            .map_err(|e| ApiError::MalformedJson(format!("the body is not valid JSON: {e}")))
+    }
     /// The product the request names (`missing_product` when it names none).
     fn product(raw: &Self::Raw) -> Result<String, ApiError>;
     /// The route's own checks, once the key is authorised for the product.
@@ -97,7 +102,7 @@ async fn open<T: RouteRequest>(
 ) -> Result<Parts<T>, ApiError> {
     let permit = admit(state, req)?;
     let raw: T::Raw = match payload {
-        Some(payload) => read_object(state, req, payload).await?,
+        Some(payload) => read_object::<T>(state, req, payload).await?,
         None => web::Query::<T::Raw>::from_query(req.query_string())
             .map_err(|e| ApiError::BadQuery(e.to_string()))?
             .into_inner(),
@@ -133,12 +138,12 @@ fn admit(state: &AppState, req: &HttpRequest) -> Result<OwnedSemaphorePermit, Ap
         .map_err(|_| ApiError::Overloaded)
 }
 
-/// A JSON object body, read within the limits and parsed into `T`.
-async fn read_object<T: DeserializeOwned>(
+/// A JSON object body, read within the limits and parsed by the route ([`RouteRequest::parse`]).
+async fn read_object<T: RouteRequest>(
     state: &AppState,
     req: &HttpRequest,
     payload: Payload,
-) -> Result<T, ApiError> {
+) -> Result<T::Raw, ApiError> {
     require_json(req.headers())?;
     let body = read_body(state, req, payload).await?;
     // serde reads a struct from a JSON array too (fields by position): only an object is a request.
@@ -147,8 +152,7 @@ async fn read_object<T: DeserializeOwned>(
             "the body must be a JSON object".into(),
         ));
     }
-    serde_json::from_slice(&body)
-        .map_err(|e| ApiError::MalformedJson(format!("the body is not valid JSON: {e}")))
+    T::parse(&body)
 }
 
 fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {

@@ -57,8 +57,23 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError
             (p.name.clone(), v)
         })
         .collect();
-    Ok(HttpResponse::Ok()
-        .json(serde_json::json!({"status": "ready", "products": products, "breakers": breakers})))
+    // What the configuration does that the operator should know (a product routing questions
+    // to a judge it does not have): shown, never a reason to be unready.
+    let warnings: serde_json::Map<String, serde_json::Value> = screener
+        .config
+        .products
+        .values()
+        .filter_map(|p| {
+            let w = p.warnings();
+            (!w.is_empty()).then(|| (p.name.clone(), w.into()))
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(serde_json::json!({
+        "status": "ready",
+        "products": products,
+        "breakers": breakers,
+        "warnings": warnings,
+    })))
 }
 
 pub async fn reload(

@@ -1,9 +1,12 @@
 //! `POST /v1/tool-calls`: the calls the model proposes, through the gate. The body is read
-//! tolerantly: the call shapes agent frameworks hold are all understood.
+//! strictly ([`crate::screens::tools::wire`]): a key given twice anywhere refuses it whole
+//! (`400 duplicate_key`), and each call is read in exactly one of the shapes agent frameworks
+//! hold; a call that could be read two ways is skipped as `ambiguous_call`.
 
 use super::error::ApiError;
-use super::extract::{label, required_id, Opened, RouteRequest, Source};
-use crate::screens::tools::{self, ProposedCall, Round};
+use super::extract::{required_id, Opened, RouteRequest, Source};
+use crate::screens::tools::wire::{self, WireError};
+use crate::screens::tools::{self, Round};
 use actix_web::HttpResponse;
 use serde::Deserialize;
 use serde_json::Value;
@@ -11,7 +14,8 @@ use serde_json::Value;
 /// More calls than this in one request is refused whole (the cap skips most of them anyway).
 pub const MAX_CALLS_PER_REQUEST: usize = 1_000;
 
-/// The body as sent. Unknown fields are ignored (tolerant wire).
+/// The body as sent (parsed strictly, then read into this). Unknown top-level fields are
+/// ignored.
 #[derive(Debug, Deserialize)]
 pub struct RawToolCalls {
     #[serde(default)]
@@ -27,6 +31,18 @@ pub struct RawToolCalls {
 impl RouteRequest for Round {
     const SOURCE: Source = Source::Body;
     type Raw = RawToolCalls;
+
+    /// The duplicate-detecting parse: which of two equal keys an executor reads is not the
+    /// gate's to guess.
+    fn parse(body: &[u8]) -> Result<RawToolCalls, ApiError> {
+        match wire::parse_strict(body).map_err(wire_error)? {
+            v @ serde_json::Value::Object(_) => serde_json::from_value(v)
+                .map_err(|e| ApiError::MalformedJson(format!("the body is not valid JSON: {e}"))),
+            _ => Err(ApiError::MalformedJson(
+                "the body must be a JSON object".into(),
+            )),
+        }
+    }
 
     fn product(raw: &RawToolCalls) -> Result<String, ApiError> {
         required_id(raw.product.clone(), "product", ApiError::MissingProduct)
@@ -45,10 +61,16 @@ impl RouteRequest for Round {
         if calls.len() > MAX_CALLS_PER_REQUEST {
             return Err(ApiError::TooManyCalls(MAX_CALLS_PER_REQUEST));
         }
+        let calls = calls
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| wire::read_call(c, i))
+            .collect::<Result<_, _>>()
+            .map_err(wire_error)?;
         Ok(Round {
             conversation,
             turn,
-            calls: calls.into_iter().map(proposed_call).collect(),
+            calls,
         })
     }
 }
@@ -59,58 +81,12 @@ pub async fn tool_calls(open: Opened<Round>) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(verdict))
 }
 
-/// One call as the model proposed it. Tolerant of the shapes agent frameworks hold:
-/// `{id, tool, args}`, `{id, name, arguments}`, and OpenAI's
-/// `{id, type: "function", function: {name, arguments: "<JSON text>"}}`.
-fn proposed_call(v: Value) -> ProposedCall {
-    let Value::Object(mut call) = v else {
-        return ProposedCall {
-            id: None,
-            tool: None,
-            args: Err("a call is an object {id, tool, args}".into()),
-        };
-    };
-    let function = match call.remove("function") {
-        Some(Value::Object(f)) => f,
-        _ => serde_json::Map::new(),
-    };
-    let id = label(call.get("id"));
-    let tool = label(
-        call.get("tool")
-            .or_else(|| call.get("name"))
-            .or_else(|| function.get("name")),
-    );
-    let args = call
-        .remove("args")
-        .or_else(|| call.remove("arguments"))
-        .or_else(|| function.get("arguments").cloned())
-        .unwrap_or(Value::Null);
-    let args = match args {
-        // Arguments as JSON text (OpenAI's wire): parsed, so white space and key order vanish.
-        Value::String(s) if s.trim().is_empty() => Ok(Value::Null),
-        Value::String(s) => serde_json::from_str(&s)
-            .map_err(|_| "the arguments are not valid JSON: send an object".to_string()),
-        other => Ok(other),
-    };
-    ProposedCall { id, tool, args }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn openai_shaped_calls_are_read() {
-        let c = proposed_call(serde_json::json!({
-            "id": "call_1", "type": "function",
-            "function": {"name": "get_balance", "arguments": "{\"account\": \"A1\"}"}
-        }));
-        assert_eq!(c.id.as_deref(), Some("call_1"));
-        assert_eq!(c.tool.as_deref(), Some("get_balance"));
-        assert_eq!(c.args.ok(), Some(serde_json::json!({"account": "A1"})));
-        let bad = proposed_call(serde_json::json!({"id": "x", "name": "t", "arguments": "{oops"}));
-        assert!(bad.args.is_err());
-        let not_object = proposed_call(serde_json::json!([1]));
-        assert!(not_object.id.is_none() && not_object.args.is_err());
+/// `400 duplicate_key` (the key's path, never a value) or `400 malformed_json`.
+fn wire_error(e: WireError) -> ApiError {
+    match e {
+        WireError::DuplicateKey(path) => ApiError::DuplicateKey(path),
+        WireError::Malformed(detail) => {
+            ApiError::MalformedJson(format!("the body is not valid JSON: {detail}"))
+        }
     }
 }

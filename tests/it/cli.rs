@@ -97,6 +97,18 @@ fn check_config_ok_on_the_shipped_configuration() {
         text.contains("bank-operator") && text.contains("wallet-assistant"),
         "{text}"
     );
+    // The shipped products have review rules and a borderline band but no judge: a warning
+    // each, and still a success.
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("warn  bank-operator  review rules")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("warn  wallet-assistant  a borderline band")),
+        "{text}"
+    );
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! block and pass of the eval suites under random perturbations drawn from Unicode's data.
 
 #[path = "../../examples/support/perturb.rs"]
-mod perturb;
+pub(crate) mod perturb;
 
 use guard::screens::input::question::Question;
 use guard::screens::input::stages::StageEval;

@@ -78,6 +78,7 @@ fn call(id: &str, tool: &str, args: Value) -> ProposedCall {
         id: Some(id.into()),
         tool: Some(tool.into()),
         args: Ok(args),
+        ambiguity: None,
     }
 }
 
@@ -271,6 +272,7 @@ async fn one_row_per_decision_and_reason() {
                 id: Some("a".into()),
                 tool: Some("get_balance".into()),
                 args: Err("the arguments are not valid JSON".into()),
+                ambiguity: None,
             },
             Skip,
             InvalidArguments,
@@ -281,6 +283,7 @@ async fn one_row_per_decision_and_reason() {
                 id: None,
                 tool: Some("get_balance".into()),
                 args: Ok(json!({})),
+                ambiguity: None,
             },
             Skip,
             InvalidCall,
@@ -291,6 +294,7 @@ async fn one_row_per_decision_and_reason() {
                 id: Some("a".into()),
                 tool: None,
                 args: Ok(json!({})),
+                ambiguity: None,
             },
             Skip,
             InvalidCall,
@@ -301,6 +305,7 @@ async fn one_row_per_decision_and_reason() {
                 id: Some(" ".into()),
                 tool: Some("get_balance".into()),
                 args: Ok(json!({})),
+                ambiguity: None,
             },
             Skip,
             InvalidCall,

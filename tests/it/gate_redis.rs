@@ -268,3 +268,106 @@ fn a_stopped_redis_fails_closed_and_the_gate_recovers() {
     }
     panic!("the gate did not recover: {last:?}");
 }
+
+/// Amount windows and several records in one value hold in Redis as in process: the same
+/// rounds on both stores give the same decisions, the window asks for a person exactly when
+/// the running total crosses its threshold and refuses what would cross its maximum, and a
+/// running sum that Redis lost (evicted, expired) is rebuilt from the window's members.
+#[test]
+fn amount_windows_and_record_lists_decide_alike_in_redis_and_in_process() {
+    use crate::gate_args::{expected_window, gate_body, memory};
+    use guard::screens::tools::policy::{StoreKind, ToolPolicy};
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let text = r#"
+[tools.send_money]
+max_amount_bdt = 50000
+approval_above_bdt = 10000
+args.to = "phone"
+args.amount = "amount"
+[tools.lookup_customer]
+record_arg = "customer_id"
+args.customer_id = { type = "record", kind = "customer" }
+[[velocity]]
+id = "per_recipient"
+scope = "conversation"
+per = "to"
+count = "amount"
+tool = "send_money"
+window_seconds = 86400
+approval_above_bdt = 10000
+max_amount_bdt = 30000
+[[velocity]]
+id = "customers"
+scope = "conversation"
+count = "records"
+window_seconds = 3600
+max = 5
+"#;
+    let mut p = match ToolPolicy::from_toml(text) {
+        Ok(p) => p,
+        Err(e) => panic!("{e:?}"),
+    };
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => panic!("{e}"),
+    };
+    let on_redis = match guard::screens::tools::Stores::with_redis(&redis.url()) {
+        Ok(s) => s,
+        Err(e) => panic!("{e}"),
+    };
+    let in_process = memory();
+    let amounts = [9_999, 9_998, 9_997, 4_000, 6, 1_000, 2];
+    let recipients = [
+        "01811000000",
+        "+8801811000000",
+        "8801811000000",
+        "০১৮১১০০০০০০",
+    ];
+    let lookups = ["C1, C2", "c2;C3", "[\"C4\", \"C5\"]", "C6", "C1 C5"];
+    let mut decided = Vec::new();
+    for (store, stores) in [
+        (StoreKind::Memory, &in_process),
+        (StoreKind::Redis, &on_redis),
+    ] {
+        p.store = store;
+        let mut got = Vec::new();
+        for (i, a) in amounts.iter().enumerate() {
+            if store == StoreKind::Redis && i == 3 {
+                // The running sums vanish; the members are still in the windows.
+                let keys = redis.command(&["KEYS", "*:sum"]).unwrap_or_default();
+                for k in keys.lines().filter(|l| l.starts_with("guard:")) {
+                    redis.command(&["DEL", k]);
+                }
+            }
+            let body = json!({"conversation": "w", "turn": format!("t{i}"), "calls": [
+                {"id": format!("s{i}"), "tool": "send_money", "args": {"to": recipients[i % 4], "amount": a}}
+            ]});
+            let d = rt.block_on(gate_body(&p, stores, &body.to_string(), i as u64));
+            let d = d.unwrap_or_default();
+            got.push((d[0].decision, d[0].reason));
+        }
+        for (i, l) in lookups.iter().enumerate() {
+            let v: Value = serde_json::from_str(l).unwrap_or_else(|_| Value::from(*l));
+            let body = json!({"conversation": "r", "turn": format!("t{i}"), "calls": [
+                {"id": format!("l{i}"), "tool": "lookup_customer", "args": {"customer_id": v}}
+            ]});
+            let d = rt.block_on(gate_body(&p, stores, &body.to_string(), i as u64));
+            let d = d.unwrap_or_default();
+            got.push((d[0].decision, d[0].reason));
+        }
+        decided.push(got);
+    }
+    let mut expected = expected_window(&amounts, 10_000, 10_000, 30_000);
+    use guard::screens::tools::{Decision, GateReason};
+    let run = (Decision::Run, GateReason::Allowed);
+    let full = (Decision::Skip, GateReason::Velocity);
+    // C1 C2 | C3 (C2 again) | C4 C5 | C6 would be the sixth | C1 C5 again.
+    expected.extend([run, run, run, full, run]);
+    assert_eq!(decided[0], expected, "in process");
+    assert_eq!(decided[1], expected, "redis");
+}

@@ -68,7 +68,7 @@ async fn evaluate(
 ) -> Result<StageEval, StageError> {
     match stage {
         Stage::Script => Ok(stages::script::stage(q)),
-        Stage::Banglish => Ok(stages::banglish::stage(q, &input.lexicon)),
+        Stage::Banglish => Ok(stages::banglish::stage(q.latin(), &input.lexicon)),
         Stage::LangId => Ok(stages::lang_id::stage(q, ctx.evidence.as_ref())),
         Stage::Signatures => Ok(input.signatures.stage(q)),
         Stage::Policy => Ok(input.policy.stage(q)),

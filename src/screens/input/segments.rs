@@ -8,8 +8,6 @@
 //! One linear pass per kind; at most [`MAX_SEGMENTS`] segments of at most
 //! [`MAX_SEGMENT_BYTES`] each. JSON strings are unescaped.
 
-use crate::screens::input::stages::signatures::turns::{role_of, Role};
-
 /// At most this many segments per question.
 pub const MAX_SEGMENTS: usize = 32;
 /// A longer segment is cut (at a character boundary).
@@ -290,6 +288,74 @@ fn tags(text: &str, push: &mut Push<'_>) {
         }
         rest = after;
     }
+}
+
+/// Who a turn is from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Asker,
+    Answerer,
+    System,
+}
+
+/// The role a label names, if it names one.
+pub fn role_of(label: &str) -> Option<Role> {
+    let label = label.trim_end_matches(|c: char| {
+        c.is_ascii_digit() || ('\u{09E6}'..='\u{09EF}').contains(&c) || c == ' ' || c == '#'
+    });
+    Some(match label {
+        "user"
+        | "human"
+        | "me"
+        | "q"
+        | "question"
+        | "customer"
+        | "client"
+        | "input"
+        | "prompt"
+        | "person"
+        | "interviewer"
+        | "student"
+        | "you"
+        | "prosno"
+        | "proshno"
+        | "prshno"
+        | "প্রশ্ন"
+        | "প্রশ্নকারী"
+        | "ব্যবহারকারী"
+        | "গ্রাহক"
+        | "আমি"
+        | "মানুষ" => Role::Asker,
+        "a"
+        | "answer"
+        | "assistant"
+        | "ai"
+        | "bot"
+        | "chatbot"
+        | "model"
+        | "gpt"
+        | "chatgpt"
+        | "claude"
+        | "llm"
+        | "response"
+        | "reply"
+        | "output"
+        | "agent"
+        | "support"
+        | "uttor"
+        | "uttar"
+        | "jobab"
+        | "উত্তর"
+        | "সহকারী"
+        | "বট"
+        | "এজেন্ট"
+        | "উত্তরদাতা"
+        | "জবাব" => Role::Answerer,
+        "system" | "developer" | "admin" | "সিস্টেম" | "ডেভেলপার" => {
+            Role::System
+        }
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

@@ -2,6 +2,11 @@
 //! equal. Key order and JSON white space do not count (the text is parsed), numbers are equal by
 //! value (`1`, `1.0`, `1e0` and `"1"` are not all equal: only the first three, since a string is
 //! a string), and text is compared in Unicode NFC.
+//!
+//! A tool that declares its arguments' types is hashed by meaning instead
+//! ([`call_hash_by_meaning`]): each declared argument as the gate read it (the amount whatever
+//! its spelling, the canonical phone number, trimmed text, the records as a set), an optional
+//! one given as its default as if absent. Undeclared arguments stay literal, as above.
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -102,6 +107,44 @@ pub fn call_hash(tool: &str, args: &Value) -> String {
 pub fn call_hash_of_object(tool: &str, args: &serde_json::Map<String, Value>) -> String {
     let mut text = String::with_capacity(128);
     object(args.iter(), &mut text);
+    hash_text(tool, &text)
+}
+
+/// What identifies a call of a tool with declared arguments: the declared ones by their
+/// meaning (`meanings`: absent and default ones already left out), the others literally.
+pub fn call_hash_by_meaning(
+    tool: &str,
+    args: &serde_json::Map<String, Value>,
+    declared: &std::collections::BTreeMap<String, super::args::ArgSpec>,
+    meanings: &[(&str, super::args::Meaning)],
+) -> String {
+    use super::args::Meaning;
+    let mut text = String::with_capacity(128);
+    // Undeclared arguments, literally, then the meanings under a mark no JSON text starts with.
+    object(
+        args.iter()
+            .filter(|(k, _)| !declared.contains_key(k.as_str())),
+        &mut text,
+    );
+    text.push('#');
+    for (name, meaning) in meanings {
+        string(name, &mut text);
+        text.push(':');
+        match meaning {
+            Meaning::One(v) => string(v, &mut text),
+            Meaning::Records(ids) => {
+                text.push('[');
+                for (i, id) in ids.iter().enumerate() {
+                    if i > 0 {
+                        text.push(',');
+                    }
+                    string(id, &mut text);
+                }
+                text.push(']');
+            }
+        }
+        text.push(';');
+    }
     hash_text(tool, &text)
 }
 

@@ -3,8 +3,9 @@
 //! model propose anything, but only what the product's tool policy allows runs.
 //!
 //! ```text
-//! proposed calls ─► rules (cap, shape, allowlist, limits, approval) ─► state (dedupe, velocity) ─► decisions
-//!                   pure, per call                                   one atomic step per round
+//! body ─► wire (duplicate keys, one shape per call) ─► rules (cap, shape, allowlist, argument
+//!         names and types, limits, approval) ─► state (dedupe, velocity, amount windows) ─► decisions
+//!         the whole body                           pure, per call       one atomic step per round
 //! ```
 //!
 //! Every call gets a decision, in order: `run`, `skip` (with a reason code and a message the
@@ -14,12 +15,14 @@
 //! of the gate itself crashes, as `check_failed`. Both steps run through the screens' shared
 //! [`step`].
 
+pub mod args;
 pub mod canonical;
 pub mod policy;
 pub mod records;
 mod rules;
 pub mod store;
 pub mod verdict;
+pub mod wire;
 
 pub use verdict::{CallDecision, Decision, GateReason, GateStep, GateTrace, GateVerdict};
 pub use verdict::{ProposedCall, Round};
@@ -29,7 +32,9 @@ use crate::screens::records::Records;
 use crate::screens::{step, step_sync, Failure, Trace};
 use crate::verdict::{FailMode, Outcome};
 use policy::ToolPolicy;
-use rules::{arg_values, check, hash, key, nonce, velocity_message, Site, Tentative};
+use rules::{
+    arg_values, check, hash, key, nonce, velocity_message, window_approval_message, Site, Tentative,
+};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use store::{MemoryStore, Pending, RedisStore, Settled, StateRound, StoreError};
@@ -68,7 +73,7 @@ impl Stores {
         policy: &ToolPolicy,
         round: &StateRound,
         now_ms: u64,
-    ) -> Result<Vec<Settled>, StoreError> {
+    ) -> Result<store::RoundOutcome, StoreError> {
         match policy.store {
             policy::StoreKind::Memory => self.memory.apply(round, now_ms),
             policy::StoreKind::Redis => match &self.redis {
@@ -195,7 +200,7 @@ fn rules_of_round(
         let at = Site {
             product,
             conversation: &conversation,
-            nonce: &nonce,
+            nonce,
             index,
         };
         match check(policy, call, &at, &mut ids) {
@@ -274,6 +279,19 @@ fn apply_state(
         let d = &mut decisions[*at];
         match s {
             Settled::Fresh => d.set(tentative.reason, tentative.message.clone()),
+            // An amount window's total went above its approval threshold: a call that would
+            // have run needs a person; one that needed one already keeps its own reason.
+            Settled::Approval(rule) => match policy.velocity.get(rule) {
+                Some(v) if tentative.reason.decision() == Decision::Run => {
+                    d.set(GateReason::AmountWindow, Some(window_approval_message(v)));
+                    d.rule = Some(v.id.clone());
+                }
+                Some(_) => d.set(tentative.reason, tentative.message.clone()),
+                None => d.set(
+                    GateReason::AmountWindow,
+                    Some("a person must approve it".into()),
+                ),
+            },
             Settled::Reuse(id) => {
                 let message = format!("identical to call `{id}` of this turn: use its result");
                 d.set(GateReason::DuplicateCall, Some(message));

@@ -17,17 +17,33 @@
 //! max_count = 100                  # argument `count` (count_arg)
 //! max_range_days = 90              # arguments `from` and `to` (from_arg, to_arg), ISO dates
 //!
+//! [tools.send_money.args]          # argument types (see [`super::args`]): dedupe by meaning
+//! wallet = { type = "record", kind = "wallet", format = "phone" }
+//! to = "phone"
+//! amount = "amount"
+//!
 //! [[velocity]]
 //! id = "transfers_per_conversation"
 //! scope = "conversation"           # or "product"
-//! count = "calls"                  # or "records" (distinct record_arg values), "outbound"
-//! tool = "send_money"              # calls only; without it every tool is counted on its own
+//! count = "calls"                  # or "records" (each record_arg value), "outbound", "amount"
+//! tool = "send_money"              # without it every tool is counted on its own
 //! window_seconds = 600
 //! max = 3
+//!
+//! [[velocity]]                     # an amount window: the amounts of its calls added up
+//! id = "transfer_amount_per_recipient"
+//! scope = "conversation"
+//! per = "to"                       # one window per value of a declared argument
+//! count = "amount"
+//! tool = "send_money"              # without it: every tool with amount limits in that unit
+//! window_seconds = 86400
+//! approval_above_bdt = 10000       # the window's total above it: needs_approval
+//! max_amount_bdt = 50000           # above it: skip (velocity), nothing counted
 //! ```
 //!
 //! With no `[tools]` at all, every tool call is skipped: an agent gets tools by being given them.
 
+use super::args::{self, ArgSpec, ArgType, Meaning, ReadSettings, RecordFormat, RecordSpec};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -47,6 +63,15 @@ pub struct RawToolGate {
     pub dedupe_ttl_seconds: Option<u64>,
     #[serde(default)]
     pub store_timeout_ms: Option<u64>,
+    /// The country code of national phone numbers (`"880"`, the default): `01711000000` is
+    /// `+8801711000000`.
+    #[serde(default)]
+    pub phone_country_code: Option<String>,
+    /// What a tool that declares its arguments does with an argument it does not declare:
+    /// `"keep"` (the default: compared literally) or `"refuse"` (`invalid_arguments`: the gate
+    /// vouches only for what it reads).
+    #[serde(default)]
+    pub undeclared_args: Option<String>,
 }
 
 /// One `[tools.<name>]` table. Amount limits carry their currency in the key
@@ -74,20 +99,32 @@ pub struct RawTool {
     pub to_arg: Option<String>,
     #[serde(default)]
     pub max_range_days: Option<u64>,
+    /// `[tools.<name>.args]`: each argument's type, as a type name or a table (see
+    /// [`super::args`]). Read by hand, so every problem is reported with its key.
+    #[serde(default)]
+    pub args: BTreeMap<String, toml::Value>,
     #[serde(flatten)]
     pub amounts: BTreeMap<String, toml::Value>,
 }
 
+/// One `[[velocity]]` rule. An amount window's limits carry their currency in the key
+/// (`max_amount_bdt`, `approval_above_bdt`), read from the remaining keys like a tool's.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct RawVelocity {
     pub id: String,
     pub scope: Scope,
     pub count: Counted,
     #[serde(default)]
     pub tool: Option<String>,
+    /// A declared argument: one window per value of it (a recipient, a customer).
+    #[serde(default)]
+    pub per: Option<String>,
     pub window_seconds: u64,
-    pub max: u64,
+    /// The window's limit for counts (calls, records, outbound).
+    #[serde(default)]
+    pub max: Option<u64>,
+    #[serde(flatten)]
+    pub amounts: BTreeMap<String, toml::Value>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -106,6 +143,8 @@ pub enum Counted {
     Records,
     /// Calls of tools marked `outbound` (messages, e-mails, SMS).
     Outbound,
+    /// The amounts of the calls added up (tools with amount limits in the window's unit).
+    Amount,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +183,24 @@ pub struct Tool {
     pub from_arg: String,
     pub to_arg: String,
     pub max_range_days: Option<u64>,
+    /// The declared arguments (`[tools.<name>.args]`), read by meaning.
+    pub args: BTreeMap<String, ArgSpec>,
+    /// Every argument name the gate reads (declared or limited), folded, with the name: a
+    /// name given that folds to one of them but is spelled otherwise is refused.
+    pub read_names: Vec<(String, String)>,
+}
+
+impl Tool {
+    /// The kind of record `record_arg` names (`record` when it is not declared).
+    pub fn record_kind(&self) -> &str {
+        match self.record_arg.as_ref().and_then(|a| self.args.get(a)) {
+            Some(ArgSpec {
+                ty: ArgType::Record(r),
+                ..
+            }) => &r.kind,
+            _ => "record",
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -152,8 +209,19 @@ pub struct Velocity {
     pub scope: Scope,
     pub count: Counted,
     pub tool: Option<String>,
+    /// One window per value of this declared argument.
+    pub per: Option<String>,
     pub window_ms: u64,
-    pub max: u64,
+    pub limit: WindowLimit,
+}
+
+/// What a window holds at most.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WindowLimit {
+    /// Calls, records or messages.
+    Count(u64),
+    /// An amount window: its total's approval threshold and maximum, in `unit`.
+    Amount(AmountLimit),
 }
 
 /// A product's tool policy, built and checked.
@@ -165,6 +233,10 @@ pub struct ToolPolicy {
     pub store: StoreKind,
     pub dedupe_ttl_ms: u64,
     pub store_timeout_ms: u64,
+    /// How argument values are read (the phone country code).
+    pub read: ReadSettings,
+    /// A tool that declares its arguments refuses any other (`undeclared_args = "refuse"`).
+    pub refuse_undeclared: bool,
 }
 
 impl Default for ToolPolicy {
@@ -176,6 +248,8 @@ impl Default for ToolPolicy {
             store: StoreKind::Memory,
             dedupe_ttl_ms: 3_600_000,
             store_timeout_ms: 250,
+            read: ReadSettings::default(),
+            refuse_undeclared: false,
         }
     }
 }
@@ -206,29 +280,6 @@ impl ToolPolicy {
         let mut problems = Vec::new();
         let gate = gate.unwrap_or_default();
         let mut policy = ToolPolicy::default();
-        policy.apply_gate(&gate, &mut problems);
-        for (name, raw) in tools {
-            match build_tool(&name, raw, gate.record_arg.as_deref()) {
-                Ok(t) => {
-                    policy.tools.insert(name, t);
-                }
-                Err(mut p) => problems.append(&mut p),
-            }
-        }
-        let mut ids = std::collections::HashSet::new();
-        for v in velocity {
-            let built = policy.build_velocity(v, &mut ids, &mut problems);
-            policy.velocity.push(built);
-        }
-        if problems.is_empty() {
-            Ok(policy)
-        } else {
-            Err(problems)
-        }
-    }
-
-    /// The `[tool_gate]` settings, each within its bounds.
-    fn apply_gate(&mut self, gate: &RawToolGate, problems: &mut Vec<(String, String)>) {
         if let Some(n) = gate.max_calls_per_round {
             if n == 0 || n > 256 {
                 problems.push((
@@ -236,9 +287,9 @@ impl ToolPolicy {
                     "must be between 1 and 256".into(),
                 ));
             }
-            self.max_calls_per_round = n.clamp(1, 256);
+            policy.max_calls_per_round = n.clamp(1, 256);
         }
-        self.store = match gate.store.as_deref() {
+        policy.store = match gate.store.as_deref() {
             None | Some("memory") => StoreKind::Memory,
             Some("redis") => StoreKind::Redis,
             Some(other) => {
@@ -256,7 +307,7 @@ impl ToolPolicy {
                     "must be between 1 and 604800".into(),
                 ));
             }
-            self.dedupe_ttl_ms = s.clamp(1, 7 * 86_400) * 1000;
+            policy.dedupe_ttl_ms = s.clamp(1, 7 * 86_400) * 1000;
         }
         if let Some(ms) = gate.store_timeout_ms {
             if ms == 0 || ms > 10_000 {
@@ -265,117 +316,177 @@ impl ToolPolicy {
                     "must be between 1 and 10000".into(),
                 ));
             }
-            self.store_timeout_ms = ms.clamp(1, 10_000);
+            policy.store_timeout_ms = ms.clamp(1, 10_000);
         }
-    }
-
-    /// One `[[velocity]]` window, checked against the tools already built.
-    fn build_velocity(
-        &self,
-        v: RawVelocity,
-        ids: &mut std::collections::HashSet<String>,
-        problems: &mut Vec<(String, String)>,
-    ) -> Velocity {
-        let key = format!("velocity {}", v.id);
-        if v.id.trim().is_empty() || !ids.insert(v.id.clone()) {
-            problems.push((key.clone(), "needs a unique, non-empty id".into()));
-        }
-        if v.window_seconds == 0 || v.window_seconds > 7 * 86_400 {
-            problems.push((
-                key.clone(),
-                "window_seconds must be between 1 and 604800".into(),
-            ));
-        }
-        if v.max == 0 {
-            problems.push((key.clone(), "max must be at least 1".into()));
-        }
-        if let Some(t) = &v.tool {
-            if !self.tools.contains_key(t) {
-                problems.push((key.clone(), format!("tool `{t}` is not in [tools]")));
-            }
-            if v.count == Counted::Outbound {
+        if let Some(cc) = gate.phone_country_code {
+            let cc = cc.trim().trim_start_matches('+').to_string();
+            if cc.is_empty() || cc.len() > 3 || !cc.bytes().all(|b| b.is_ascii_digit()) {
                 problems.push((
-                    key.clone(),
-                    "`tool` applies to count = \"calls\" or \"records\"".into(),
+                    "tool_gate.phone_country_code".into(),
+                    "1 to 3 digits, e.g. \"880\"".into(),
                 ));
             }
+            policy.read.country_code = cc;
         }
-        if v.count == Counted::Records && !self.tools.values().any(|t| t.record_arg.is_some()) {
-            problems.push((
-                key.clone(),
-                "count = \"records\" needs a record_arg (in [tool_gate] or a tool)".into(),
-            ));
+        policy.refuse_undeclared = match gate.undeclared_args.as_deref() {
+            None | Some("keep") => false,
+            Some("refuse") => true,
+            Some(other) => {
+                problems.push((
+                    "tool_gate.undeclared_args".into(),
+                    format!("`{other}` is not a choice: `keep` or `refuse`"),
+                ));
+                false
+            }
+        };
+        for (name, raw) in tools {
+            match build_tool(&name, raw, gate.record_arg.as_deref(), &policy.read) {
+                Ok(t) => {
+                    policy.tools.insert(name, t);
+                }
+                Err(mut p) => problems.append(&mut p),
+            }
         }
-        if v.count == Counted::Outbound && !self.tools.values().any(|t| t.outbound) {
-            problems.push((
-                key.clone(),
-                "count = \"outbound\" needs a tool with outbound = true".into(),
-            ));
+        let mut ids = std::collections::HashSet::new();
+        for v in velocity {
+            let key = format!("velocity {}", v.id);
+            if v.id.trim().is_empty() || !ids.insert(v.id.clone()) {
+                problems.push((key.clone(), "needs a unique, non-empty id".into()));
+            }
+            if let Some(rule) = build_velocity(&key, v, &policy.tools, &mut problems) {
+                policy.velocity.push(rule);
+            }
         }
-        Velocity {
-            id: v.id,
-            scope: v.scope,
-            count: v.count,
-            tool: v.tool,
-            window_ms: v.window_seconds.clamp(1, 7 * 86_400) * 1000,
-            max: v.max.max(1),
+        if problems.is_empty() {
+            Ok(policy)
+        } else {
+            Err(problems)
         }
     }
 }
 
-fn build_tool(
-    name: &str,
-    raw: RawTool,
-    record_arg: Option<&str>,
-) -> Result<Tool, Vec<(String, String)>> {
-    let mut problems = Vec::new();
-    let key = |k: &str| format!("tools.{name}.{k}");
-    if name.trim().is_empty() || name.len() > 128 {
-        problems.push((key(""), "a tool name is 1 to 128 characters".into()));
+/// One velocity rule, its problems added to `problems`.
+fn build_velocity(
+    key: &str,
+    v: RawVelocity,
+    tools: &BTreeMap<String, Tool>,
+    problems: &mut Vec<(String, String)>,
+) -> Option<Velocity> {
+    let before = problems.len();
+    let mut problem = |m: String| problems.push((key.to_string(), m));
+    if v.window_seconds == 0 || v.window_seconds > 7 * 86_400 {
+        problem("window_seconds must be between 1 and 604800".into());
     }
-    let amount = amount_limit(&raw.amounts, &key, &mut problems);
-    if raw.max_count == Some(0) || raw.max_range_days == Some(0) {
-        problems.push((
-            key("max_count / max_range_days"),
-            "must be at least 1".into(),
-        ));
+    if let Some(t) = &v.tool {
+        if !tools.contains_key(t) {
+            problem(format!("tool `{t}` is not in [tools]"));
+        }
+        if v.count == Counted::Outbound {
+            problem("`tool` applies to count = \"calls\", \"records\" or \"amount\"".into());
+        }
     }
-    if !problems.is_empty() {
-        return Err(problems);
+    if v.count == Counted::Records && !tools.values().any(|t| t.record_arg.is_some()) {
+        problem("count = \"records\" needs a record_arg (in [tool_gate] or a tool)".into());
     }
-    let arg = |a: Option<String>, default: &str| a.unwrap_or_else(|| default.to_string());
-    Ok(Tool {
-        irreversible: raw.irreversible,
-        outbound: raw.outbound,
-        record_arg: raw.record_arg.or_else(|| record_arg.map(str::to_string)),
-        amount_arg: arg(raw.amount_arg, "amount"),
-        currency_arg: arg(raw.currency_arg, "currency"),
-        amount,
-        count_arg: arg(raw.count_arg, "count"),
-        max_count: raw.max_count,
-        from_arg: arg(raw.from_arg, "from"),
-        to_arg: arg(raw.to_arg, "to"),
-        max_range_days: raw.max_range_days,
+    if v.count == Counted::Outbound && !tools.values().any(|t| t.outbound) {
+        problem("count = \"outbound\" needs a tool with outbound = true".into());
+    }
+    // The tools this rule can count: its own, or every one.
+    let counted: Vec<&Tool> = match &v.tool {
+        Some(t) => tools.get(t).into_iter().collect(),
+        None => tools.values().collect(),
+    };
+    if let Some(per) = &v.per {
+        let declared = counted.iter().any(|t| t.args.contains_key(per));
+        if !declared {
+            problem(format!(
+                "per = \"{per}\": no tool this rule counts declares `{per}` in its args"
+            ));
+        }
+        if let Some(t) = &v.tool {
+            if tools.get(t).is_some_and(|t| !t.args.contains_key(per)) {
+                problem(format!("tool `{t}` does not declare `{per}` in its args"));
+            }
+        }
+    }
+    let limit = if v.count == Counted::Amount {
+        if v.max.is_some() {
+            problem(
+                "an amount window's limits are `max_amount_<currency>` and `approval_above_<currency>`, not `max`"
+                    .into(),
+            );
+        }
+        let mut amount_problems = Vec::new();
+        let limit = amount_limit(&v.amounts, &mut amount_problems, "velocity (amount window)");
+        for (k, m) in amount_problems {
+            problem(format!("{k}: {m}"));
+        }
+        match limit {
+            Some(l) => {
+                let in_unit = |t: &&Tool| t.amount.as_ref().is_some_and(|a| a.unit == l.unit);
+                if !counted.iter().any(in_unit) {
+                    problem(format!(
+                        "count = \"amount\" needs a tool with amount limits in {} (max_amount_{} or approval_above_{})",
+                        l.unit,
+                        l.unit.to_ascii_lowercase(),
+                        l.unit.to_ascii_lowercase()
+                    ));
+                }
+                WindowLimit::Amount(l)
+            }
+            None => {
+                problem(
+                    "an amount window needs `max_amount_<currency>` or `approval_above_<currency>`"
+                        .into(),
+                );
+                WindowLimit::Count(1)
+            }
+        }
+    } else {
+        for k in v.amounts.keys() {
+            let hint = if k.starts_with("max_amount_") || k.starts_with("approval_above_") {
+                " (amount limits are for count = \"amount\")"
+            } else {
+                ""
+            };
+            problem(format!("unknown key `{k}`{hint}"));
+        }
+        match v.max {
+            Some(0) | None => {
+                problem("max must be at least 1".into());
+                WindowLimit::Count(1)
+            }
+            Some(m) => WindowLimit::Count(m),
+        }
+    };
+    (problems.len() == before).then(|| Velocity {
+        id: v.id,
+        scope: v.scope,
+        count: v.count,
+        tool: v.tool,
+        per: v.per,
+        window_ms: v.window_seconds.clamp(1, 7 * 86_400) * 1000,
+        limit,
     })
 }
 
-/// A tool's amount limits, from its `max_amount_<currency>` and `approval_above_<currency>`
-/// keys (one currency per tool).
+/// `max_amount_<unit>` and `approval_above_<unit>` from a table's remaining keys: one unit,
+/// the approval threshold below the maximum. Any other key is a problem.
 fn amount_limit(
-    amounts: &BTreeMap<String, toml::Value>,
-    key: &impl Fn(&str) -> String,
+    keys: &BTreeMap<String, toml::Value>,
     problems: &mut Vec<(String, String)>,
+    what: &str,
 ) -> Option<AmountLimit> {
     let mut amount: Option<AmountLimit> = None;
-    for (k, v) in amounts {
+    for (k, v) in keys {
         let (field, unit) = if let Some(u) = k.strip_prefix("max_amount_") {
             ("max", u)
         } else if let Some(u) = k.strip_prefix("approval_above_") {
             ("approval", u)
         } else {
             problems.push((
-                key(k),
-                "unknown key (amount limits are `max_amount_<currency>` and `approval_above_<currency>`)".into(),
+                k.clone(),
+                format!("unknown key (the amount limits of a {what} are `max_amount_<currency>` and `approval_above_<currency>`)"),
             ));
             continue;
         };
@@ -383,12 +494,12 @@ fn amount_limit(
             toml::Value::Integer(i) if *i >= 0 => *i as f64,
             toml::Value::Float(f) if f.is_finite() && *f >= 0.0 => *f,
             _ => {
-                problems.push((key(k), "must be a number, 0 or more".into()));
+                problems.push((k.clone(), "must be a number, 0 or more".into()));
                 continue;
             }
         };
         if unit.is_empty() || !unit.chars().all(|c| c.is_ascii_alphabetic()) {
-            problems.push((key(k), "the unit is a currency code, e.g. `_bdt`".into()));
+            problems.push((k.clone(), "the unit is a currency code, e.g. `_bdt`".into()));
             continue;
         }
         let unit = unit.to_ascii_uppercase();
@@ -399,11 +510,8 @@ fn amount_limit(
         });
         if limit.unit != unit {
             problems.push((
-                key(k),
-                format!(
-                    "one currency per tool: this tool's limits are in {}",
-                    limit.unit
-                ),
+                k.clone(),
+                format!("one currency per {what}: its limits are in {}", limit.unit),
             ));
             continue;
         }
@@ -420,12 +528,260 @@ fn amount_limit(
     {
         if approval >= max {
             problems.push((
-                key("approval_above"),
-                "must be below the tool's max_amount (or nothing ever needs approval)".into(),
+                "approval_above".into(),
+                "must be below the max_amount (or nothing ever needs approval)".into(),
             ));
         }
     }
     amount
+}
+
+/// A test of an argument's declared type.
+type IsType = fn(&ArgType) -> bool;
+
+fn build_tool(
+    name: &str,
+    raw: RawTool,
+    record_arg: Option<&str>,
+    read: &ReadSettings,
+) -> Result<Tool, Vec<(String, String)>> {
+    let mut problems = Vec::new();
+    let key = |k: &str| format!("tools.{name}.{k}");
+    if name.trim().is_empty() || name.len() > 128 {
+        problems.push((key(""), "a tool name is 1 to 128 characters".into()));
+    }
+    let mut amount_problems = Vec::new();
+    let amount = amount_limit(&raw.amounts, &mut amount_problems, "tool");
+    problems.extend(amount_problems.into_iter().map(|(k, m)| (key(&k), m)));
+    if raw.max_count == Some(0) || raw.max_range_days == Some(0) {
+        problems.push((
+            key("max_count / max_range_days"),
+            "must be at least 1".into(),
+        ));
+    }
+    let mut args = BTreeMap::new();
+    for (arg, v) in &raw.args {
+        if let Some(spec) = build_arg(&key(&format!("args.{arg}")), v, read, &mut problems) {
+            args.insert(arg.clone(), spec);
+        }
+    }
+    let arg = |a: &Option<String>, default: &str| a.clone().unwrap_or_else(|| default.to_string());
+    let record_arg = raw
+        .record_arg
+        .clone()
+        .or_else(|| record_arg.map(str::to_string));
+    let amount_arg = arg(&raw.amount_arg, "amount");
+    let count_arg = arg(&raw.count_arg, "count");
+    let (from_arg, to_arg) = (arg(&raw.from_arg, "from"), arg(&raw.to_arg, "to"));
+    // A limited argument that is declared must be declared as what the limit reads.
+    let mut limited: Vec<(&str, &str, IsType)> = Vec::new();
+    if amount.is_some() {
+        limited.push((&amount_arg, "amount", |t| *t == ArgType::Amount));
+    }
+    if raw.max_count.is_some() {
+        limited.push((&count_arg, "count", |t| *t == ArgType::Count));
+    }
+    if raw.max_range_days.is_some() {
+        limited.push((&from_arg, "date", |t| *t == ArgType::Date));
+        limited.push((&to_arg, "date", |t| *t == ArgType::Date));
+    }
+    if let Some(r) = &record_arg {
+        limited.push((r, "record", |t| matches!(t, ArgType::Record(_))));
+    }
+    for (a, want, ok) in &limited {
+        if let Some(spec) = args.get(*a) {
+            if !ok(&spec.ty) {
+                problems.push((
+                    key(&format!("args.{a}")),
+                    format!(
+                        "the tool's limits read `{a}` as {want}: declare it `{want}` (it is `{}`)",
+                        spec.ty.as_str()
+                    ),
+                ));
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let currency_arg = arg(&raw.currency_arg, "currency");
+    let mut read_names: Vec<(String, String)> = args
+        .keys()
+        .map(String::as_str)
+        .chain(limited.iter().map(|(a, _, _)| *a))
+        .chain(amount.is_some().then_some(currency_arg.as_str()))
+        .map(|n| (args::fold_name(n).into_owned(), n.to_string()))
+        .collect();
+    read_names.sort();
+    read_names.dedup();
+    Ok(Tool {
+        irreversible: raw.irreversible,
+        outbound: raw.outbound,
+        record_arg,
+        amount_arg,
+        currency_arg,
+        amount,
+        count_arg,
+        max_count: raw.max_count,
+        from_arg,
+        to_arg,
+        max_range_days: raw.max_range_days,
+        args,
+        read_names,
+    })
+}
+
+/// One `[tools.<name>.args]` entry: a type name, or a table with `type` and the type's keys.
+fn build_arg(
+    key: &str,
+    v: &toml::Value,
+    read: &ReadSettings,
+    problems: &mut Vec<(String, String)>,
+) -> Option<ArgSpec> {
+    const TYPES: &str = "amount, count, record, phone, date, free_text, code";
+    let before = problems.len();
+    let mut problem = |m: String| problems.push((key.to_string(), m));
+    let empty = toml::map::Map::new();
+    let (type_name, table) = match v {
+        toml::Value::String(t) => (t.as_str(), &empty),
+        toml::Value::Table(t) => match t.get("type") {
+            Some(toml::Value::String(ty)) => (ty.as_str(), t),
+            _ => {
+                problem(format!("needs `type`: one of {TYPES}"));
+                return None;
+            }
+        },
+        _ => {
+            problem(format!(
+                "a type name (`amount`) or a table (`{{ type = \"record\", kind = \"customer\" }}`); types: {TYPES}"
+            ));
+            return None;
+        }
+    };
+    let mut allowed: Vec<&str> = vec!["type", "optional", "default"];
+    let ty = match type_name {
+        "amount" => ArgType::Amount,
+        "count" => ArgType::Count,
+        "phone" => ArgType::Phone,
+        "date" => ArgType::Date,
+        "free_text" => ArgType::FreeText,
+        "code" => {
+            allowed.push("values");
+            let values = match table.get("values") {
+                None => None,
+                Some(toml::Value::Array(items)) if !items.is_empty() => {
+                    let mut out = Vec::new();
+                    for item in items {
+                        let code = item.as_str().and_then(|s| {
+                            args::read(&ArgType::Code(None), &s.into(), read)
+                                .ok()
+                                .flatten()
+                        });
+                        match code {
+                            Some(Meaning::One(c)) => out.push(c),
+                            _ => {
+                                problem("`values` are codes: letters, digits and `-_.`".to_string())
+                            }
+                        }
+                    }
+                    Some(out)
+                }
+                Some(_) => {
+                    problem("`values` is a non-empty array of codes".into());
+                    None
+                }
+            };
+            ArgType::Code(values)
+        }
+        "record" => {
+            allowed.extend(["kind", "format", "max_records"]);
+            let kind = match table.get("kind") {
+                Some(toml::Value::String(k))
+                    if !k.is_empty()
+                        && k.len() <= 32
+                        && k.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') =>
+                {
+                    k.clone()
+                }
+                Some(_) => {
+                    problem(
+                        "`kind` is a lower-case name: `wallet`, `account`, `customer`...".into(),
+                    );
+                    String::new()
+                }
+                None => {
+                    problem("a record needs its `kind`: `wallet`, `account`, `customer`...".into());
+                    String::new()
+                }
+            };
+            let format = match table.get("format").map(|f| f.as_str()) {
+                None | Some(Some("id")) => RecordFormat::Id,
+                Some(Some("phone")) => RecordFormat::Phone,
+                Some(_) => {
+                    problem("`format` is `id` (the default) or `phone`".into());
+                    RecordFormat::Id
+                }
+            };
+            let max_records = match table.get("max_records") {
+                None => None,
+                Some(toml::Value::Integer(n)) if *n >= 1 => Some(*n as usize),
+                Some(_) => {
+                    problem("`max_records` must be at least 1".into());
+                    None
+                }
+            };
+            ArgType::Record(RecordSpec {
+                kind,
+                format,
+                max_records,
+            })
+        }
+        other => {
+            problem(format!("`{other}` is not an argument type: one of {TYPES}"));
+            return None;
+        }
+    };
+    for k in table.keys() {
+        if !allowed.contains(&k.as_str()) {
+            problem(format!(
+                "unknown key `{k}` for a `{type_name}` argument (keys: {})",
+                allowed.join(", ")
+            ));
+        }
+    }
+    let mut optional = match table.get("optional") {
+        None => false,
+        Some(toml::Value::Boolean(b)) => *b,
+        Some(_) => {
+            problem("`optional` is true or false".into());
+            false
+        }
+    };
+    let default = match table.get("default") {
+        None => None,
+        Some(d) => {
+            optional = true;
+            let json = match d {
+                toml::Value::String(s) => serde_json::Value::from(s.as_str()),
+                toml::Value::Integer(i) => serde_json::Value::from(*i),
+                toml::Value::Float(f) => serde_json::Value::from(*f),
+                toml::Value::Boolean(b) => serde_json::Value::from(*b),
+                _ => serde_json::Value::Null,
+            };
+            match args::read(&ty, &json, read) {
+                Ok(Some(m)) => Some(m),
+                _ => {
+                    problem(format!("`default` is not a valid `{type_name}`"));
+                    None
+                }
+            }
+        }
+    };
+    (problems.len() == before).then_some(ArgSpec {
+        ty,
+        optional,
+        default,
+    })
 }
 
 #[cfg(test)]

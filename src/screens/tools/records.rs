@@ -28,7 +28,7 @@ impl GateMetrics {
             )?,
             tool_velocity: r.counter(
                 "guard_tool_velocity_total",
-                "Tool calls skipped because a velocity window was full, by product and rule",
+                "Tool calls a velocity window skipped (full) or sent to a person (an amount window over its approval threshold), by product and rule",
                 &["product", "rule"],
             )?,
             gate_seconds: r.histogram(

@@ -1,12 +1,14 @@
-//! The gate's rules: the static checks of one proposed call (cap, shape, allowlist, limits,
-//! approval) and the velocity windows it is counted in, with the messages a model can act on.
-//! Pure and per call; the state step (dedupe, velocity) is the store's.
+//! The gate's rules: the static checks of one proposed call (cap, shape, allowlist, argument
+//! names and types, limits, approval) and the velocity windows it is counted in, with the
+//! messages a model can act on. Pure and per call; the state step (dedupe, velocity) is the
+//! store's.
 
+use super::args::{self, ArgSpec, ArgType, Meaning, ReadError, RecordFormat};
 use super::canonical;
-use super::policy::{self, Counted, Scope, Tool, ToolPolicy};
-use super::store::{CounterOp, Pending};
+use super::policy::{self, Counted, Scope, Tool, ToolPolicy, WindowLimit};
+use super::store::{member_of, CounterOp, Member, Pending};
 use super::verdict::{GateReason, ProposedCall};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::HashMap;
 
 /// What a call will be if the state lets it go ahead.
@@ -22,8 +24,26 @@ type Refusal = (GateReason, String);
 pub(super) struct Site<'a> {
     pub(super) product: &'a str,
     pub(super) conversation: &'a str,
-    pub(super) nonce: &'a str,
+    pub(super) nonce: Member,
     pub(super) index: usize,
+}
+
+/// A call's arguments as the gate read them.
+pub(crate) struct ReadArgs<'t> {
+    /// The declared arguments by meaning, in name order; absent ones and ones given as their
+    /// default are left out.
+    pub(crate) meanings: Vec<(&'t str, Meaning)>,
+    /// The ids of `record_arg` when it is not declared (read as record ids), if given.
+    pub(crate) undeclared_records: Option<Vec<String>>,
+}
+
+impl ReadArgs<'_> {
+    pub(crate) fn meaning(&self, name: &str) -> Option<&Meaning> {
+        self.meanings
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, m)| m)
+    }
 }
 
 /// The static checks of one call, in order; `Ok` when only the state can still stop it.
@@ -40,6 +60,9 @@ pub(super) fn check(
             GateReason::RoundCap,
             format!("cap of {cap} calls per round reached: narrow the request"),
         ));
+    }
+    if let Some(why) = &call.ambiguity {
+        return Err((GateReason::AmbiguousCall, why.clone()));
     }
     let id = match call.id.as_deref() {
         Some(id) if !id.trim().is_empty() => id,
@@ -61,7 +84,7 @@ pub(super) fn check(
     };
     let args = match &call.args {
         Ok(Value::Object(map)) => map,
-        Ok(Value::Null) => &serde_json::Map::new(),
+        Ok(Value::Null) => &Map::new(),
         Ok(_) => {
             return Err((
                 GateReason::InvalidArguments,
@@ -76,22 +99,8 @@ pub(super) fn check(
             format!("`{name}` is not available to this agent"),
         ));
     };
+    let read = read_args(policy, tool, args)?;
     let amount = limits(tool, args)?;
-    let tentative = tentative(tool, name, amount);
-    let ops = counters(policy, tool, name, args, at)?;
-    Ok((
-        tentative,
-        Pending {
-            id: id.to_string(),
-            hash: canonical::call_hash_of_object(name, args),
-            ops,
-        },
-    ))
-}
-
-/// What a call that passed the checks will be if the state lets it go ahead: a person approves
-/// an irreversible tool and an amount above the approval threshold; the rest runs.
-fn tentative(tool: &Tool, name: &str, amount: Option<f64>) -> Tentative {
     let threshold = tool
         .amount
         .as_ref()
@@ -100,7 +109,7 @@ fn tentative(tool: &Tool, name: &str, amount: Option<f64>) -> Tentative {
         (Some(a), Some((m, unit))) if a > m => Some((a, m, unit)),
         _ => None,
     };
-    if tool.irreversible {
+    let tentative = if tool.irreversible {
         Tentative {
             reason: GateReason::Irreversible,
             message: Some(format!(
@@ -121,22 +130,194 @@ fn tentative(tool: &Tool, name: &str, amount: Option<f64>) -> Tentative {
             reason: GateReason::Allowed,
             message: None,
         }
+    };
+    let ops = counters(policy, tool, name, args, &read, amount, at)?;
+    let hash = if tool.args.is_empty() {
+        canonical::call_hash_of_object(name, args)
+    } else {
+        canonical::call_hash_by_meaning(name, args, &tool.args, &read.meanings)
+    };
+    Ok((
+        tentative,
+        Pending {
+            id: id.to_string(),
+            hash,
+            ops,
+        },
+    ))
+}
+
+/// The call's argument names, then its declared arguments by type: one spelling per name,
+/// every declared value readable, no pattern where records are named.
+pub(crate) fn read_args<'t>(
+    policy: &ToolPolicy,
+    tool: &'t Tool,
+    args: &Map<String, Value>,
+) -> Result<ReadArgs<'t>, Refusal> {
+    if let Some((at, a, b)) = args::colliding_names(args) {
+        let place = if at.is_empty() {
+            String::new()
+        } else {
+            format!(" (in `{}`)", short(&at))
+        };
+        return Err((
+            GateReason::InvalidArguments,
+            format!(
+                "`{}` and `{}` name one argument{place}: send it once, spelled one way",
+                short(&a),
+                short(&b)
+            ),
+        ));
+    }
+    for k in args.keys() {
+        if tool.args.contains_key(k) {
+            continue;
+        }
+        let folded = args::fold_name(k);
+        if let Some((_, name)) = tool
+            .read_names
+            .iter()
+            .find(|(fold, name)| *fold == folded && name != k)
+        {
+            return Err((
+                GateReason::InvalidArguments,
+                format!(
+                    "`{}` is not how this tool spells `{name}`: write `{name}`",
+                    short(k)
+                ),
+            ));
+        }
+    }
+    if policy.refuse_undeclared && !tool.args.is_empty() {
+        let read =
+            |k: &String| tool.args.contains_key(k) || tool.read_names.iter().any(|(_, n)| n == k);
+        if let Some(k) = args.keys().find(|k| !read(k)) {
+            let declared: Vec<&str> = tool.args.keys().map(String::as_str).collect();
+            return Err((
+                GateReason::InvalidArguments,
+                format!(
+                    "`{}` is not an argument of this tool (its arguments: {}): send only those",
+                    short(k),
+                    declared.join(", ")
+                ),
+            ));
+        }
+    }
+    let mut meanings = Vec::with_capacity(tool.args.len());
+    for (name, spec) in &tool.args {
+        let v = args.get(name).unwrap_or(&Value::Null);
+        match args::read(&spec.ty, v, &policy.read) {
+            Ok(Some(m)) => {
+                if spec.default.as_ref() == Some(&m) {
+                    continue;
+                }
+                if let ArgType::Record(r) = &spec.ty {
+                    if let Some(max) = r.max_records.filter(|max| m.values().len() > *max) {
+                        return Err((
+                            GateReason::OverLimit,
+                            format!(
+                                "at most {max} {} record(s) per call in `{name}`: name fewer",
+                                r.kind
+                            ),
+                        ));
+                    }
+                }
+                meanings.push((name.as_str(), m));
+            }
+            Ok(None) if spec.optional => {}
+            Ok(None) => return Err((GateReason::InvalidArguments, missing(name, spec))),
+            Err(e) => return Err((GateReason::InvalidArguments, unreadable(name, spec, e))),
+        }
+    }
+    // `record_arg` read as ids even when it is not declared: a wildcard is never a record.
+    let mut undeclared_records = None;
+    if let Some(arg) = tool
+        .record_arg
+        .as_deref()
+        .filter(|a| !tool.args.contains_key(*a))
+    {
+        match args.get(arg) {
+            Some(v) if !matches!(v, Value::Null) => {
+                match args::records(v, RecordFormat::Id, &policy.read) {
+                    Ok(ids) => undeclared_records = Some(ids),
+                    Err(ReadError::Pattern) if !is_blank_text(v) => {
+                        return Err((GateReason::InvalidArguments, pattern_message(arg, "record")))
+                    }
+                    Err(_) => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(ReadArgs {
+        meanings,
+        undeclared_records,
+    })
+}
+
+fn is_blank_text(v: &Value) -> bool {
+    v.as_str().is_some_and(|s| s.trim().is_empty())
+}
+
+fn missing(name: &str, spec: &ArgSpec) -> String {
+    match &spec.ty {
+        ArgType::Record(_) => format!("give `{name}`: the record this call touches"),
+        _ => format!("give `{name}` as {}", describe(spec)),
     }
 }
 
+fn unreadable(name: &str, spec: &ArgSpec, e: ReadError) -> String {
+    match (&spec.ty, e) {
+        (ArgType::Record(r), ReadError::Pattern) => pattern_message(name, &r.kind),
+        _ => format!("give `{name}` as {}", describe(spec)),
+    }
+}
+
+fn pattern_message(name: &str, kind: &str) -> String {
+    format!(
+        "`{name}`: name each {kind} by its id; a pattern, a wildcard, a word like `all` or an empty list is not a record"
+    )
+}
+
+/// What a value of the type looks like, for the model.
+fn describe(spec: &ArgSpec) -> String {
+    match &spec.ty {
+        ArgType::Amount => "an amount: a number, 0 or more".into(),
+        ArgType::Count => "a whole number".into(),
+        ArgType::Record(r) => match r.format {
+            RecordFormat::Id => format!("{} ids (letters and digits)", r.kind),
+            RecordFormat::Phone => format!("{} numbers (phone numbers)", r.kind),
+        },
+        ArgType::Phone => "one phone number".into(),
+        ArgType::Date => "a date (YYYY-MM-DD)".into(),
+        ArgType::FreeText => "text".into(),
+        ArgType::Code(None) => "a code (letters and digits)".into(),
+        ArgType::Code(Some(values)) => format!("one of: {}", values.join(", ")),
+    }
+}
+
+/// A name cut for a message (names are the model's, and may be long).
+fn short(s: &str) -> String {
+    let mut out: String = s.chars().filter(|c| !c.is_control()).take(64).collect();
+    if s.chars().count() > 64 {
+        out.push('…');
+    }
+    out
+}
+
 /// The tool's argument limits; the amount (when the tool has amount limits) for the approval
-/// threshold.
-fn limits(tool: &Tool, args: &serde_json::Map<String, Value>) -> Result<Option<f64>, Refusal> {
+/// threshold and the amount windows.
+fn limits(tool: &Tool, args: &Map<String, Value>) -> Result<Option<f64>, Refusal> {
     let mut amount = None;
     if let Some(limit) = &tool.amount {
         let name = &tool.amount_arg;
-        let a = args.get(name).and_then(number).ok_or_else(|| {
+        let a = args.get(name).and_then(args::amount).ok_or_else(|| {
             (
                 GateReason::InvalidArguments,
                 format!("give `{name}` as a number of {}", limit.unit),
             )
         })?;
-        if let Some(currency) = args.get(&tool.currency_arg) {
+        if let Some(currency) = args.get(&tool.currency_arg).filter(|c| !c.is_null()) {
             let same = currency
                 .as_str()
                 .is_some_and(|c| c.trim().eq_ignore_ascii_case(&limit.unit));
@@ -159,17 +340,13 @@ fn limits(tool: &Tool, args: &serde_json::Map<String, Value>) -> Result<Option<f
     }
     if let Some(max) = tool.max_count {
         let name = &tool.count_arg;
-        let n = args
-            .get(name)
-            .and_then(number)
-            .filter(|n| n.fract() == 0.0)
-            .ok_or_else(|| {
-                (
-                    GateReason::InvalidArguments,
-                    format!("give `{name}` as a whole number (at most {max})"),
-                )
-            })?;
-        if n > max as f64 {
+        let n = args.get(name).and_then(args::count).ok_or_else(|| {
+            (
+                GateReason::InvalidArguments,
+                format!("give `{name}` as a whole number (at most {max})"),
+            )
+        })?;
+        if n > max {
             return Err((
                 GateReason::OverLimit,
                 format!("at most {max} per call; narrow the request"),
@@ -201,76 +378,188 @@ fn limits(tool: &Tool, args: &serde_json::Map<String, Value>) -> Result<Option<f
     Ok(amount)
 }
 
-/// The velocity windows this call is counted in.
+/// The velocity windows this call is counted in, and what it adds to each.
 fn counters(
     policy: &ToolPolicy,
     tool: &Tool,
     name: &str,
-    args: &serde_json::Map<String, Value>,
+    args: &Map<String, Value>,
+    read: &ReadArgs<'_>,
+    amount: Option<f64>,
     at: &Site<'_>,
 ) -> Result<Vec<CounterOp>, Refusal> {
-    let mut ops = Vec::new();
+    let mut ops = Vec::with_capacity(policy.velocity.len());
     let (nonce, index, conversation) = (at.nonce, at.index, at.conversation);
+    // Worked out once per call, whatever the number of windows that use them.
+    // The round's nonce (80 random bits) and the call's position: unique across replicas.
+    let call_member: Member = (nonce << 32) | index as u128;
+    let mut records: Option<Option<Vec<Member>>> = None;
+    let mut per_values: Vec<(&str, Vec<String>)> = Vec::new();
     for (rule, v) in policy.velocity.iter().enumerate() {
         if v.tool.as_deref().is_some_and(|t| t != name) {
             continue;
         }
-        let member = match v.count {
-            Counted::Calls => format!("{nonce}.{index}"),
-            Counted::Outbound if tool.outbound => format!("{nonce}.{index}"),
-            Counted::Outbound => continue,
-            Counted::Records => {
-                let Some(arg) = &tool.record_arg else {
+        let (mut members, weight, approval_above, max) = match (&v.count, &v.limit) {
+            (Counted::Calls, WindowLimit::Count(max)) => (vec![call_member], 1, None, *max),
+            (Counted::Outbound, WindowLimit::Count(max)) if tool.outbound => {
+                (vec![call_member], 1, None, *max)
+            }
+            (Counted::Records, WindowLimit::Count(max)) => {
+                if records.is_none() {
+                    records = Some(record_members(tool, args, read)?);
+                }
+                match records.as_ref().and_then(Option::as_ref) {
+                    Some(members) => (members.clone(), 1, None, *max),
+                    None => continue,
+                }
+            }
+            (Counted::Amount, WindowLimit::Amount(limit)) => {
+                let in_unit = tool.amount.as_ref().is_some_and(|a| a.unit == limit.unit);
+                let Some(a) = amount.filter(|_| in_unit) else {
                     continue;
                 };
-                match args.get(arg) {
-                    Some(Value::String(s)) if !s.trim().is_empty() => hash(s.trim()),
-                    Some(Value::Number(n)) => {
-                        hash(&canonical::canonical(&Value::Number(n.clone())))
+                (
+                    vec![call_member],
+                    args::hundredths(a),
+                    limit.approval_above.map(args::hundredths),
+                    limit.max.map_or(u64::MAX, args::hundredths),
+                )
+            }
+            _ => continue,
+        };
+        // `per`: one window per value of the argument; a tool that does not declare it is not
+        // counted, an optional one left out is counted under "none given".
+        let per: &[String] = match &v.per {
+            None => &[],
+            Some(arg) if !tool.args.contains_key(arg) => continue,
+            Some(arg) => {
+                let at = match per_values.iter().position(|(a, _)| *a == arg.as_str()) {
+                    Some(i) => i,
+                    None => {
+                        let values = match read.meaning(arg) {
+                            Some(m) => m.values().iter().map(|x| hash(x)).collect(),
+                            None => vec!["-".into()],
+                        };
+                        per_values.push((arg.as_str(), values));
+                        per_values.len() - 1
                     }
-                    _ => {
-                        return Err((
-                            GateReason::InvalidArguments,
-                            format!("give `{arg}`: the record this call touches"),
-                        ))
-                    }
-                }
+                };
+                &per_values[at].1
             }
         };
         let tool_part = match v.count {
             Counted::Calls if v.tool.is_none() => name,
             _ => "",
         };
-        let scope: &[&str] = match v.scope {
-            Scope::Conversation => &["v", &v.id, "c", conversation, tool_part],
-            Scope::Product => &["v", &v.id, "p", tool_part],
-        };
-        ops.push(CounterOp {
-            key: key(at.product, scope),
-            window_ms: v.window_ms,
-            max: v.max,
-            member,
-            rule,
-        });
+        let windows = per.len().max(1);
+        for i in 0..windows {
+            let scope: [&str; 6] = match v.scope {
+                Scope::Conversation => ["v", &v.id, "c", conversation, tool_part, ""],
+                Scope::Product => ["v", &v.id, "p", tool_part, "", ""],
+            };
+            let n = if v.scope == Scope::Conversation { 5 } else { 4 };
+            let mut k = key(at.product, &scope[..n]);
+            if let Some(value) = per.get(i) {
+                k.push(':');
+                k.push_str(value);
+            }
+            ops.push(CounterOp {
+                key: k,
+                window_ms: v.window_ms,
+                max,
+                approval_above,
+                members: if i + 1 == windows {
+                    std::mem::take(&mut members)
+                } else {
+                    members.clone()
+                },
+                weight,
+                sum: v.count == Counted::Amount,
+                rule,
+            });
+        }
     }
     Ok(ops)
 }
 
+/// What a `records` window counts for this call: each record of `record_arg`, hashed with its
+/// kind; `None` when the tool names no record (or an optional one was left out).
+fn record_members(
+    tool: &Tool,
+    args: &Map<String, Value>,
+    read: &ReadArgs<'_>,
+) -> Result<Option<Vec<Member>>, Refusal> {
+    let Some(arg) = &tool.record_arg else {
+        return Ok(None);
+    };
+    let kind = tool.record_kind();
+    let ids = if tool.args.contains_key(arg) {
+        match read.meaning(arg) {
+            Some(m) => m.values(),
+            None => return Ok(None),
+        }
+    } else {
+        match &read.undeclared_records {
+            Some(ids) if args.contains_key(arg) => ids.as_slice(),
+            _ => {
+                return Err((
+                    GateReason::InvalidArguments,
+                    format!("give `{arg}`: the record this call touches"),
+                ))
+            }
+        }
+    };
+    Ok(Some(
+        ids.iter()
+            .map(|id| member_of(&format!("{kind}\u{1f}{id}")))
+            .collect(),
+    ))
+}
+
 pub(super) fn velocity_message(v: &policy::Velocity, tool: &str) -> String {
-    let what = match v.count {
-        Counted::Calls => format!("`{}` calls", v.tool.as_deref().unwrap_or(tool)),
-        Counted::Records => "records touched".to_string(),
-        Counted::Outbound => "messages sent".to_string(),
+    let scope = match (v.scope, &v.per) {
+        (Scope::Conversation, None) => "this conversation".to_string(),
+        (Scope::Product, None) => "this service".to_string(),
+        (Scope::Conversation, Some(per)) => format!("this conversation for this `{per}`"),
+        (Scope::Product, Some(per)) => format!("this service for this `{per}`"),
     };
-    let scope = match v.scope {
-        Scope::Conversation => "this conversation",
-        Scope::Product => "this service",
+    let window = human_window(v.window_ms);
+    match &v.limit {
+        WindowLimit::Count(max) => {
+            let what = match v.count {
+                Counted::Calls => format!("`{}` calls", v.tool.as_deref().unwrap_or(tool)),
+                Counted::Records => "records touched".to_string(),
+                _ => "messages sent".to_string(),
+            };
+            format!(
+                "too many {what} in {scope} (at most {max} per {window}): wait, or ask a person"
+            )
+        }
+        WindowLimit::Amount(limit) => format!(
+            "the amounts in {scope} would go over {} {} per {window}: wait, or ask a person",
+            limit.max.map_or_else(|| "the limit".to_string(), grouped),
+            limit.unit
+        ),
+    }
+}
+
+/// The message of a call an amount window sends to a person.
+pub(super) fn window_approval_message(v: &policy::Velocity) -> String {
+    let scope = match (v.scope, &v.per) {
+        (Scope::Conversation, None) => "in this conversation".to_string(),
+        (Scope::Product, None) => "across this service".to_string(),
+        (Scope::Conversation, Some(per)) => format!("for this `{per}` in this conversation"),
+        (Scope::Product, Some(per)) => format!("for this `{per}` across this service"),
     };
-    format!(
-        "too many {what} in {scope} (at most {} per {}): wait, or ask a person",
-        v.max,
-        human_window(v.window_ms)
-    )
+    match &v.limit {
+        WindowLimit::Amount(limit) => format!(
+            "with the earlier amounts {scope} this goes above {} {} per {}: a person must approve it",
+            limit.approval_above.map_or_else(|| "the threshold".to_string(), grouped),
+            limit.unit,
+            human_window(v.window_ms)
+        ),
+        WindowLimit::Count(_) => "a person must approve it".into(),
+    }
 }
 
 fn human_window(ms: u64) -> String {
@@ -283,34 +572,12 @@ fn human_window(ms: u64) -> String {
     }
 }
 
-/// A number from a JSON number or a numeric string ("50,000", "৫০০০০"); negative numbers and
-/// anything else are not amounts.
-fn number(v: &Value) -> Option<f64> {
-    let n = match v {
-        Value::Number(n) => n.as_f64()?,
-        Value::String(s) => {
-            let t: String = s
-                .trim()
-                .chars()
-                .filter(|c| !matches!(c, ',' | '_' | ' '))
-                .map(|c| crate::redact::digit_char(c).map_or(c, |d| char::from(b'0' + d as u8)))
-                .collect();
-            if t.is_empty() || !t.chars().all(|c| c.is_ascii_digit() || c == '.') {
-                return None;
-            }
-            t.parse().ok()?
-        }
-        _ => return None,
-    };
-    (n.is_finite() && n >= 0.0).then_some(n)
-}
-
-/// Days since 1970-01-01 of an ISO date (`YYYY-MM-DD`, a time after it is ignored); `None` for
-/// a date the calendar does not have (`2026-02-31`).
+/// Days since 1970-01-01 of an ISO date (`YYYY-MM-DD` in any script's digits, a time after it
+/// is ignored); `None` for a date the calendar does not have (`2026-02-31`).
 fn days_from_iso(s: &str) -> Option<i64> {
     use chrono::Datelike;
-    let date = s.trim().get(..10)?;
-    let date = chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").ok()?;
+    let canonical = args::date(s)?;
+    let date = chrono::NaiveDate::parse_from_str(canonical.get(..10)?, "%Y-%m-%d").ok()?;
     if !(1..=9999).contains(&date.year()) {
         return None;
     }
@@ -355,8 +622,10 @@ pub(super) fn key(product: &str, parts: &[&str]) -> String {
     k
 }
 
-/// Unique per round across replicas: what a call is counted as in a window.
-pub(super) fn nonce() -> String {
+/// Unique per round across replicas: 80 bits of a hash of the clock, the process, a counter
+/// and an address. A call is counted in a window as this and its position ([`counters`]).
+pub(super) fn nonce() -> Member {
+    use sha2::{Digest, Sha256};
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -365,7 +634,10 @@ pub(super) fn nonce() -> String {
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let seed = format!("{t}.{}.{n}.{:p}", std::process::id(), &COUNTER);
-    crate::text::sha256_hex(seed.as_bytes())[..20].to_string()
+    let d = Sha256::digest(seed.as_bytes());
+    let mut b = [0u8; 16];
+    b[6..].copy_from_slice(&d[..10]);
+    u128::from_be_bytes(b)
 }
 
 /// Argument names with each canonical value: the decision log's view of a call (hashed there).
@@ -407,6 +679,10 @@ mod tests {
         assert_eq!(days_from_iso("2026-00-10"), None);
         assert_eq!(days_from_iso("2024-02-29").map(|d| d > 0), Some(true));
         assert_eq!(days_from_iso("2000-01-01"), Some(10_957));
+    }
+
+    fn number(v: &Value) -> Option<f64> {
+        args::amount(v)
     }
 
     #[test]

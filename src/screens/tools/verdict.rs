@@ -37,10 +37,16 @@ pub enum GateReason {
     Irreversible,
     /// The amount is above the tool's approval threshold.
     OverApprovalThreshold,
+    /// With the earlier calls of an amount window, the total goes above its approval
+    /// threshold (transfers split to stay under the per-call one).
+    AmountWindow,
     /// Past the per-round cap.
     RoundCap,
     /// No id or no tool name, or an id used twice in the round.
     InvalidCall,
+    /// The call names its tool (or its arguments) more than once, or in more than one shape:
+    /// which one an executor reads is not the gate's to guess.
+    AmbiguousCall,
     /// Arguments that are not an object, or a limited argument missing or unreadable.
     InvalidArguments,
     /// The tool is not on the product's allowlist.
@@ -63,8 +69,10 @@ impl GateReason {
             GateReason::Allowed => "allowed",
             GateReason::Irreversible => "irreversible",
             GateReason::OverApprovalThreshold => "over_approval_threshold",
+            GateReason::AmountWindow => "amount_window",
             GateReason::RoundCap => "round_cap",
             GateReason::InvalidCall => "invalid_call",
+            GateReason::AmbiguousCall => "ambiguous_call",
             GateReason::InvalidArguments => "invalid_arguments",
             GateReason::ToolNotAllowed => "tool_not_allowed",
             GateReason::OverLimit => "over_limit",
@@ -80,10 +88,11 @@ impl GateReason {
         use GateReason as R;
         match self {
             R::Allowed => Decision::Run,
-            R::Irreversible | R::OverApprovalThreshold => Decision::NeedsApproval,
+            R::Irreversible | R::OverApprovalThreshold | R::AmountWindow => Decision::NeedsApproval,
             R::DuplicateCall => Decision::Reuse,
             R::RoundCap
             | R::InvalidCall
+            | R::AmbiguousCall
             | R::InvalidArguments
             | R::ToolNotAllowed
             | R::OverLimit
@@ -94,13 +103,29 @@ impl GateReason {
     }
 }
 
-/// One proposed call as the wire gave it (the handler is tolerant about its shape).
+/// One proposed call as the wire gave it ([`super::wire::read_call`] reads the accepted
+/// shapes).
 #[derive(Debug, Clone)]
 pub struct ProposedCall {
     pub id: Option<String>,
     pub tool: Option<String>,
     /// The arguments, or why they could not be read.
     pub args: Result<Value, String>,
+    /// Why the call cannot be read as one call (its tool named twice, two shapes at once):
+    /// such a call is skipped as `ambiguous_call`.
+    pub ambiguity: Option<String>,
+}
+
+impl ProposedCall {
+    /// A call read in one shape.
+    pub fn new(id: Option<String>, tool: Option<String>, args: Result<Value, String>) -> Self {
+        ProposedCall {
+            id,
+            tool,
+            args,
+            ambiguity: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -124,7 +149,7 @@ pub struct CallDecision {
     /// For `reuse`: the id whose result stands for this call.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reuse_of: Option<String>,
-    /// For `velocity`: the rule's id.
+    /// For `velocity` and `amount_window`: the rule's id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
     /// The argument names with each canonical value: for the decision log, which writes only

@@ -177,6 +177,15 @@ impl Lexicon {
             if token.chars().count() < 2 {
                 continue;
             }
+            // A Bangla word in Bengali script is the other language the products take, not an
+            // accented Latin one: "A credit card এর SMS charge কত?" is English and Bangla mixed,
+            // and must not read as a European language with accents.
+            if token
+                .chars()
+                .all(|c| ('\u{0980}'..='\u{09FF}').contains(&c))
+            {
+                continue;
+            }
             ev.tokens += 1;
             if !token.is_ascii() {
                 ev.accented += 1;
@@ -213,12 +222,11 @@ impl Lexicon {
     }
 }
 
-/// The stage: reads the Latin form of the question ([`Question::latin`]).
-///
-/// [`Question::latin`]: crate::screens::input::question::Question::latin
-pub fn stage(q: &crate::screens::input::question::Question, lexicon: &Lexicon) -> super::StageEval {
+/// The stage: reads the Latin form of the question (`Question::latin`, passed in by the
+/// pipeline).
+pub fn stage(latin: &str, lexicon: &Lexicon) -> super::StageEval {
     use super::StageEval;
-    match evaluate(lexicon, q.latin()) {
+    match evaluate(lexicon, latin) {
         BanglishEval::English(ev) => StageEval::Language {
             code: "en".into(),
             settled: true,
@@ -313,6 +321,8 @@ mod tests {
             // One ambiguous word is no evidence.
             ("na", "undecided"),
             ("xyzzy frobnicate", "undecided"),
+            // Bengali-script words in a mostly English question are no accented Latin.
+            ("my card এর block কত", "en"),
             ("", "undecided"),
         ] {
             assert_eq!(kind(text), want, "text {text:?}");

@@ -37,7 +37,11 @@ pub async fn stage(
     ctx: &Context,
 ) -> Result<StageEval, StageError> {
     let Some(judge) = &section.client else {
-        return Err(StageError::NotConfigured("no judge configured"));
+        // Not an outage: no retry will bring a judge, so the verdict's reply sends the asker to
+        // a person (`needs_review`), and the trace says so.
+        return Err(StageError::NotConfigured(
+            "no judge configured: the question needs a person (reply needs_review)",
+        ));
     };
     let (score, categories) = ctx.judge_context();
     let score = score.unwrap_or(0.0);

@@ -2,45 +2,44 @@
 //! English and Bangla. Cheap and deterministic, before any model: a general safety model does
 //! not know that deleting an audit log is abuse in a bank's back office.
 //!
-//! A rule is groups of terms. It matches when one term of every group occurs within `window`
+//! A rule is groups of terms: it matches when one term of every group occurs within `window`
 //! words of each other, in any order ("delete the audit log" and "audit log entries deleted"
-//! alike). A term matches words by prefix, so inflections need no lists ("delet" is delete,
-//! deleted, deleting; "মুছ" is মুছে, মুছুন, মুছবেন); a term of several words matches them in a row;
-//! a term ending in a space matches whole words only ("his " is not "history").
-//! The first group holds the rule's actions: an action that a negation governs ("do not
-//! delete", "মুছবেন না") does not count. Matching runs on the folded copy, with one aho-corasick
-//! pass over the text for every term of every rule.
+//! alike). Rules are written over *concepts*: the file's `[terms]` classes name each concept
+//! once ("a credential": OTP, PIN, 2FA, "the code", ওটিপি, পিন ...; "a verb that discloses";
+//! "a control") and a rule says "a credential and a disclosing verb within 6 words, near
+//! someone else's record" as `all = [["@disclose"], ["@credential"], ["@someone", "#record_id"]]`.
+//! Term syntax is in [`terms`]; detectors (`#record_id`, `#possessive`, `#my_possessive`) find
+//! what no word list can name, in [`words`].
 //!
-//! - `block`: the question is refused (`policy_blocked`, the rule id in `categories`).
+//! The first group holds the rule's actions: an action that a negation governs ("do not
+//! delete", "মুছবেন না") does not count. `except` terms near the actions (within the window)
+//! cancel that match ("turn off *marketing* notifications"); `unless` terms anywhere cancel the
+//! rule ("my own"). Matching runs on the folded copy, with one aho-corasick pass over the text
+//! for every term of every rule, and again on the text read as letters when it holds leetspeak.
+//!
+//! - `block`: the question is refused (`policy_blocked`, the rule id in `categories`): for
+//!   what is never business.
 //! - `review`: the question goes to the product's judge even when the guard model calls it safe,
 //!   with the rule's description as context; only the judge's explicit allow lets it through.
+//!   The broad net, for words that are business or abuse by purpose. With no judge configured it
+//!   blocks, with a reply that sends the asker to a person (see `crate::product::Replies`).
+
+mod terms;
+mod words;
+
+pub use words::Detector;
 
 use super::StageEval;
 use crate::screens::input::question::Question;
 use crate::verdict::{Reason, Reply};
 use aho_corasick::{AhoCorasick, MatchKind};
 use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap};
+use terms::{Term, Vocabulary};
+use words::Words;
 
-/// Words before an English action that negate it.
-const NEGATIONS_BEFORE: &[&str] = &[
-    "not",
-    "never",
-    "don't",
-    "dont",
-    "doesn't",
-    "didn't",
-    "can't",
-    "cannot",
-    "won't",
-    "shouldn't",
-    "mustn't",
-    "no",
-    "without",
-];
-/// Words after a Bangla verb that negate it ("মুছবেন না", "করা যাবে না").
-const NEGATIONS_AFTER: &[&str] = &["না", "নয়", "নয়", "নাই", "নেই"];
-/// How far a negation may stand from its action, in words.
-const NEGATION_REACH: usize = 2;
+/// The widest window a rule may set, in words.
+const MAX_WINDOW: usize = 50;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -66,6 +65,10 @@ pub struct RawPolicy {
     /// How many words a rule's terms may span.
     #[serde(default = "default_window")]
     pub window_words: usize,
+    /// Named classes of terms (`credential = ["otp", "pin ", ...]`), used in rules as
+    /// `@credential`. A class may name other classes; every class must be used by a rule.
+    #[serde(default)]
+    pub terms: BTreeMap<String, Vec<String>>,
     #[serde(default, rename = "rule")]
     pub rules: Vec<RawRule>,
 }
@@ -83,9 +86,14 @@ pub struct RawRule {
     /// Groups of terms; one term of each group must match. The first group is the actions.
     pub all: Vec<Vec<String>>,
     /// Terms that, anywhere in the question, mean ordinary work and cancel the rule ("my
-    /// pin"). Each is a way around the rule, so keep them few and specific.
+    /// own"). Each is a way around the rule, so keep them few and specific.
     #[serde(default)]
     pub unless: Vec<String>,
+    /// Terms that cancel a match when they stand within the window of its action ("turn off
+    /// the *marketing* notifications"): narrower than `unless`, the same words elsewhere in
+    /// the question do not help.
+    #[serde(default)]
+    pub except: Vec<String>,
     /// This rule's span in words, instead of the file's `window_words`.
     #[serde(default)]
     pub window_words: Option<usize>,
@@ -104,9 +112,18 @@ pub struct RawRule {
 #[derive(Debug)]
 pub struct Policy {
     pub rules: Vec<Rule>,
-    matcher: Option<AhoCorasick>,
-    /// Pattern index → (rule, group).
-    targets: Vec<(usize, usize)>,
+    /// The terms as the folded question writes them.
+    folded: Matcher,
+    /// The terms as the question's skeleton writes them.
+    skeleton: Matcher,
+}
+
+/// One automaton over every term of every rule, and where each pattern stands.
+#[derive(Debug, Default)]
+struct Matcher {
+    automaton: Option<AhoCorasick>,
+    /// Pattern index → every (rule, slot) the pattern is a term of.
+    targets: Vec<Vec<(usize, Slot)>>,
 }
 
 #[derive(Debug)]
@@ -115,9 +132,18 @@ pub struct Rule {
     pub description: String,
     pub action: PolicyAction,
     pub reply: Option<Reply>,
-    /// Term groups, plus one more for `unless` terms.
     groups: usize,
     window: usize,
+    /// The detectors of each group (most groups have none).
+    detectors: Vec<Vec<Detector>>,
+}
+
+/// Where a term sits in its rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Group(usize),
+    Unless,
+    Except,
 }
 
 /// A rule that matched.
@@ -126,44 +152,26 @@ pub struct PolicyHit {
     pub rule: usize,
 }
 
-/// A rule's own settings: its id, its window, its groups.
-fn check_rule(rule: &RawRule, earlier: &[Rule], problems: &mut Vec<(String, String)>) {
-    if rule.window_words.is_some_and(|w| w == 0 || w > 50) {
-        problems.push((rule.id.clone(), "window_words must be 1 to 50".into()));
-    }
-    let ok_id = !rule.id.is_empty()
-        && rule
-            .id
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if !ok_id {
-        problems.push((
-            rule.id.clone(),
-            "ids are lower-case letters, digits and `_`".into(),
-        ));
-    }
-    if earlier.iter().any(|x| x.id == rule.id) {
-        problems.push((rule.id.clone(), "duplicate rule id".into()));
-    }
-    if rule.all.is_empty() || rule.all.iter().any(Vec::is_empty) {
-        problems.push((
-            rule.id.clone(),
-            "`all` needs at least one group, each with at least one term".into(),
-        ));
-    }
+/// What one question matched of one rule: word positions per group, `except` positions, and
+/// whether an `unless` term was seen.
+#[derive(Clone, Default)]
+struct Found {
+    groups: Vec<Vec<usize>>,
+    /// Every position of an action, negated ones too.
+    actions: Vec<usize>,
+    negated: Vec<usize>,
+    except: Vec<usize>,
+    unless: bool,
 }
 
-/// A term as the matcher's pattern (folded words); `None` when it is too short to match on.
-fn term_pattern(term: &str) -> Option<String> {
-    let mut words = Words::of(&crate::text::fold_for_matching(term))
-        .joined
-        .trim_end()
-        .to_string();
-    // A term ending in a space matches whole words only ("his " is not "history").
-    if term.ends_with(' ') {
-        words.push(' ');
-    }
-    (words.chars().filter(|c| c.is_alphanumeric()).count() >= 2).then_some(words)
+/// What one form of the question says about one rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// Every group matched within the window.
+    Matched,
+    /// The rule is ruled out here: an `unless` term, or every action negated or excepted.
+    RuledOut,
+    Silent,
 }
 
 impl Policy {
@@ -171,71 +179,46 @@ impl Policy {
     pub fn empty() -> Self {
         Policy {
             rules: Vec::new(),
-            matcher: None,
-            targets: Vec::new(),
+            folded: Matcher::default(),
+            skeleton: Matcher::default(),
         }
     }
 
-    /// Compile the rules; every problem is returned as (rule id, message).
+    /// Compile the rules; every problem is returned as (key, message).
     pub fn build(raw: RawPolicy) -> Result<Self, Vec<(String, String)>> {
         let mut problems = Vec::new();
-        let mut patterns: Vec<String> = Vec::new();
-        let mut targets = Vec::new();
-        let mut rules = Vec::new();
-        let mut examples = Vec::new();
-        if raw.window_words == 0 || raw.window_words > 50 {
-            problems.push(("window_words".into(), "must be 1 to 50".into()));
+        if raw.window_words == 0 || raw.window_words > MAX_WINDOW {
+            problems.push(("window_words".into(), format!("must be 1 to {MAX_WINDOW}")));
         }
+        let mut vocabulary = Vocabulary::new(&raw.terms);
+        let mut patterns = Patterns::default();
+        let mut rules: Vec<Rule> = Vec::new();
+        let mut examples = Vec::new();
         for (r, rule) in raw.rules.into_iter().enumerate() {
-            check_rule(&rule, &rules, &mut problems);
-            // The `unless` terms are one more group, after the rule's own.
-            let unless_group = rule.all.len();
-            let groups = rule.all.iter().chain(std::iter::once(&rule.unless));
-            for (g, group) in groups.enumerate() {
-                for term in group {
-                    match term_pattern(term) {
-                        Some(words) => {
-                            patterns.push(words);
-                            targets.push((r, g));
-                        }
-                        None => {
-                            problems.push((rule.id.clone(), format!("term `{term}` is too short")))
-                        }
-                    }
-                }
-            }
+            let mut rule_problems = check_rule(&rule, &rules);
+            let detectors = patterns.add_rule(r, &rule, &mut vocabulary, &mut rule_problems);
+            problems.extend(rule_problems.into_iter().map(|m| (rule.id.clone(), m)));
             examples.push((rule.id.clone(), r, rule.examples, rule.not_examples));
             rules.push(Rule {
                 id: rule.id,
                 description: rule.description,
                 action: rule.action,
                 reply: rule.reply,
-                groups: unless_group + 1,
+                groups: rule.all.len(),
                 window: rule.window_words.unwrap_or(raw.window_words),
+                detectors,
             });
         }
+        problems.extend(vocabulary.check());
         if !problems.is_empty() {
             return Err(problems);
         }
-        let matcher = if patterns.is_empty() {
-            None
-        } else {
-            // Every occurrence counts (a short term inside a longer one too), so overlapping
-            // matches with the standard semantics.
-            let built = AhoCorasick::builder()
-                .match_kind(MatchKind::Standard)
-                .build(&patterns)
-                .map_err(|e| vec![("-".to_string(), e.to_string())])?;
-            Some(built)
-        };
         let policy = Policy {
             rules,
-            matcher,
-            targets,
+            folded: patterns.folded.matcher()?,
+            skeleton: patterns.skeleton.matcher()?,
         };
-        for (id, r, must, must_not) in examples {
-            policy.check_examples(&id, r, must, must_not, &mut problems);
-        }
+        problems.extend(policy.check_examples(examples));
         if problems.is_empty() {
             Ok(policy)
         } else {
@@ -243,30 +226,29 @@ impl Policy {
         }
     }
 
-    /// A rule must catch its examples and must not catch its counter-examples.
-    fn check_examples(
-        &self,
-        id: &str,
-        rule: usize,
-        must: Vec<String>,
-        must_not: Vec<String>,
-        problems: &mut Vec<(String, String)>,
-    ) {
-        let hit = |text: &str| {
-            self.hits(&Question::new(text))
-                .iter()
-                .any(|h| h.rule == rule)
-        };
-        for text in must {
-            if !hit(&text) {
-                problems.push((id.into(), format!("does not match its example `{text}`")));
+    /// A rule that stops matching its own examples, or matches a counter-example, is a
+    /// configuration error.
+    fn check_examples(&self, examples: Vec<Examples>) -> Vec<(String, String)> {
+        let mut problems = Vec::new();
+        for (id, r, must, must_not) in examples {
+            for text in must {
+                if !self.matches(r, &text) {
+                    problems.push((id.clone(), format!("does not match its example `{text}`")));
+                }
+            }
+            for text in must_not {
+                if self.matches(r, &text) {
+                    problems.push((id.clone(), format!("matches its counter-example `{text}`")));
+                }
             }
         }
-        for text in must_not {
-            if hit(&text) {
-                problems.push((id.into(), format!("matches its counter-example `{text}`")));
-            }
-        }
+        problems
+    }
+
+    fn matches(&self, rule: usize, text: &str) -> bool {
+        self.hits(&Question::new(text))
+            .iter()
+            .any(|h| h.rule == rule)
     }
 
     /// The stage: the first `block` rule that matches refuses the question; otherwise the first
@@ -298,56 +280,214 @@ impl Policy {
         }
     }
 
-    /// Every rule that matches, in rule order. When none does and the question may hide
-    /// leetspeak ("Wh0 0wns this wallet?"), the rules run again on it read as letters
-    /// ([`crate::text::unleet`]; numbers on their own stay numbers).
+    /// Every rule that matches, in rule order. The rules run on the folded question, and on it
+    /// read as letters when it may hide leetspeak ([`crate::text::unleet`]: "Wh0 0wns this
+    /// wallet?"); and on its skeleton when a disguised word reads differently there ("Del€te",
+    /// "De-lete", "Backdɑte", a stray nukta), whose reading then comes first. An ordinary
+    /// question has neither: it costs one pass.
     pub fn hits(&self, q: &Question) -> Vec<PolicyHit> {
         let folded = q.folded();
-        let hits = self.hits_in(folded);
-        if !hits.is_empty() {
-            return hits;
+        let mut plain = vec![self.read(&self.folded, &Words::of(folded))];
+        if let Some(read) = crate::text::unleet(folded) {
+            plain.push(self.read(&self.folded, &Words::of(&read)));
         }
-        crate::text::unleet(folded)
-            .map(|read| self.hits_in(&read))
-            .unwrap_or_default()
+        let skeleton = q.skeleton();
+        let read = skeleton
+            .rewritten()
+            .then(|| self.read(&self.skeleton, &Words::of_skeleton(skeleton, q.text())));
+        (0..self.rules.len())
+            .filter(|&r| match read.as_ref().map(|sk| sk[r]) {
+                // Where a disguise changed words, the skeleton reads them as a person does: its
+                // word on a rule (a match, or an action negated or excepted there: "detēct",
+                // "d0n't") stands.
+                Some(Reading::Matched) => true,
+                Some(Reading::RuledOut) => false,
+                // Otherwise (or where the skeleton joined what the rule needs apart,
+                // "audit-log"), the folded forms decide.
+                _ => {
+                    let said = || plain.iter().map(|form| form[r]);
+                    said().any(|x| x == Reading::Matched) && !said().any(|x| x == Reading::RuledOut)
+                }
+            })
+            .map(|rule| PolicyHit { rule })
+            .collect()
     }
 
-    fn hits_in(&self, folded: &str) -> Vec<PolicyHit> {
-        let Some(matcher) = &self.matcher else {
-            return Vec::new();
+    /// What one form of the question says about each rule.
+    fn read(&self, matcher: &Matcher, words: &Words<'_>) -> Vec<Reading> {
+        let mut readings = vec![Reading::Silent; self.rules.len()];
+        let Some(automaton) = &matcher.automaton else {
+            return readings;
         };
-        let words = Words::of(folded);
-        // Word positions where each (rule, group) matched.
-        let mut found: Vec<Vec<Vec<usize>>> = self
-            .rules
-            .iter()
-            .map(|r| vec![Vec::new(); r.groups])
-            .collect();
-        for m in matcher.find_overlapping_iter(&words.joined) {
-            let Some(word) = words.starting_at(m.start()) else {
+        let mut found: Vec<Option<Found>> = vec![None; self.rules.len()];
+        for m in automaton.find_overlapping_iter(&words.joined) {
+            // The letters of a word spelled out are no words: the skeleton reads the word.
+            let Some(word) = words.starting_at(m.start()).filter(|&w| !words.spelled(w)) else {
                 continue;
             };
-            let (r, g) = self.targets[m.pattern().as_usize()];
-            if g == 0 && words.negated(word) {
+            for &(r, slot) in &matcher.targets[m.pattern().as_usize()] {
+                let f = found[r].get_or_insert_with(|| Found {
+                    groups: vec![Vec::new(); self.rules[r].groups],
+                    ..Found::default()
+                });
+                match slot {
+                    Slot::Group(0) if words.negated(word) => {
+                        f.actions.push(word);
+                        f.negated.push(word);
+                    }
+                    Slot::Group(0) => {
+                        f.actions.push(word);
+                        f.groups[0].push(word);
+                    }
+                    Slot::Group(g) => f.groups[g].push(word),
+                    Slot::Unless => f.unless = true,
+                    Slot::Except => f.except.push(word),
+                }
+            }
+        }
+        // Detectors run only for rules whose word groups all matched, each at most once.
+        let mut detected: HashMap<Detector, Vec<usize>> = HashMap::new();
+        for (r, (f, rule)) in found.iter_mut().zip(&self.rules).enumerate() {
+            let Some(f) = f else { continue };
+            if f.unless || f.ruled_out(rule.window) {
+                readings[r] = Reading::RuledOut;
                 continue;
             }
-            found[r][g].push(word);
+            let wanting = |g: usize| f.groups[g].is_empty() && rule.detectors[g].is_empty();
+            if (0..rule.groups).any(wanting) {
+                continue;
+            }
+            for (g, ds) in rule.detectors.iter().enumerate() {
+                for d in ds {
+                    let at = detected.entry(*d).or_insert_with(|| words.detect(*d));
+                    f.groups[g].extend(at.iter().copied());
+                }
+            }
+            if within(&f.groups, &f.except, rule.window) {
+                readings[r] = Reading::Matched;
+            }
         }
-        found
-            .iter()
-            .zip(&self.rules)
-            .enumerate()
-            .filter(|(_, (groups, rule))| {
-                let (terms, unless) = groups.split_at(rule.groups - 1);
-                unless[0].is_empty() && within(terms, rule.window)
-            })
-            .map(|(rule, _)| PolicyHit { rule })
-            .collect()
+        readings
     }
 }
 
-/// One position from every group, all within `window` words.
-fn within(groups: &[Vec<usize>], window: usize) -> bool {
+impl Found {
+    /// Every action this form found is negated or has an `except` term within the window.
+    fn ruled_out(&self, window: usize) -> bool {
+        !self.actions.is_empty()
+            && self.actions.iter().all(|&a| {
+                self.negated.contains(&a) || self.except.iter().any(|&p| p.abs_diff(a) <= window)
+            })
+    }
+}
+
+/// A rule's id and index, its examples and its counter-examples.
+type Examples = (String, usize, Vec<String>, Vec<String>);
+
+/// The problems of a rule as written, before its terms are compiled.
+fn check_rule(rule: &RawRule, earlier: &[Rule]) -> Vec<String> {
+    let mut problems = Vec::new();
+    if rule.window_words.is_some_and(|w| w == 0 || w > MAX_WINDOW) {
+        problems.push(format!("window_words must be 1 to {MAX_WINDOW}"));
+    }
+    if !terms::valid_name(&rule.id) {
+        problems.push("ids are lower-case letters, digits and `_`".into());
+    }
+    if earlier.iter().any(|x| x.id == rule.id) {
+        problems.push("duplicate rule id".into());
+    }
+    if rule.all.is_empty() || rule.all.iter().any(Vec::is_empty) {
+        problems.push("`all` needs at least one group, each with at least one term".into());
+    }
+    problems
+}
+
+/// Every rule's word terms, in both forms.
+#[derive(Default)]
+struct Patterns {
+    folded: PatternSet,
+    skeleton: PatternSet,
+}
+
+/// Patterns of one form, each once, with the (rule, slot) pairs it stands in.
+#[derive(Default)]
+struct PatternSet {
+    index: HashMap<String, usize>,
+    targets: Vec<Vec<(usize, Slot)>>,
+}
+
+impl Patterns {
+    /// Register rule `r`'s terms, classes expanded; returns the detectors of each group.
+    fn add_rule(
+        &mut self,
+        r: usize,
+        rule: &RawRule,
+        vocabulary: &mut Vocabulary<'_>,
+        problems: &mut Vec<String>,
+    ) -> Vec<Vec<Detector>> {
+        let slots = rule
+            .all
+            .iter()
+            .enumerate()
+            .map(|(g, terms)| (Slot::Group(g), terms))
+            .chain([(Slot::Unless, &rule.unless), (Slot::Except, &rule.except)]);
+        let mut detectors = vec![Vec::new(); rule.all.len()];
+        for (slot, written) in slots {
+            for term in vocabulary.expand(written, problems) {
+                match (term, slot) {
+                    (Term::Words { folded, skeleton }, _) => {
+                        self.folded.add(folded, r, slot);
+                        for w in skeleton {
+                            self.skeleton.add(w, r, slot);
+                        }
+                    }
+                    (Term::Detect(d), Slot::Group(g)) => detectors[g].push(d),
+                    (Term::Detect(_), _) => problems.push(
+                        "detectors (`#...`) belong in `all`, not in `unless` or `except`".into(),
+                    ),
+                }
+            }
+        }
+        if detectors.first().is_some_and(|d| !d.is_empty()) {
+            problems.push("the first group is the actions: it takes words, not detectors".into());
+        }
+        detectors
+    }
+}
+
+impl PatternSet {
+    fn add(&mut self, words: String, r: usize, slot: Slot) {
+        let next = self.targets.len();
+        let p = *self.index.entry(words).or_insert(next);
+        if p == next {
+            self.targets.push(Vec::new());
+        }
+        self.targets[p].push((r, slot));
+    }
+
+    /// One automaton over every pattern, in pattern-index order.
+    fn matcher(self) -> Result<Matcher, Vec<(String, String)>> {
+        let mut ordered: Vec<(String, usize)> = self.index.into_iter().collect();
+        ordered.sort_by_key(|(_, i)| *i);
+        if ordered.is_empty() {
+            return Ok(Matcher::default());
+        }
+        // Every occurrence counts (a short term inside a longer one too), so overlapping
+        // matches with the standard semantics.
+        let automaton = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .build(ordered.iter().map(|(p, _)| p))
+            .map_err(|e| vec![("-".to_string(), e.to_string())])?;
+        Ok(Matcher {
+            automaton: Some(automaton),
+            targets: self.targets,
+        })
+    }
+}
+
+/// One position from every group, all within `window` words, and no `except` position within
+/// `window` words of the action.
+fn within(groups: &[Vec<usize>], except: &[usize], window: usize) -> bool {
     if groups.iter().any(Vec::is_empty) {
         return false;
     }
@@ -356,6 +496,9 @@ fn within(groups: &[Vec<usize>], window: usize) -> bool {
     groups[0].iter().any(|&a| {
         let lo = a.saturating_sub(window);
         let hi = a + window;
+        if except.iter().any(|&p| p >= lo && p <= hi) {
+            return false;
+        }
         let mut min = a;
         let mut max = a;
         groups[1..].iter().all(|positions| {
@@ -371,71 +514,6 @@ fn within(groups: &[Vec<usize>], window: usize) -> bool {
                 .is_some()
         }) && max - min <= window
     })
-}
-
-/// The words of the folded text joined by single spaces (punctuation between words is a word
-/// break: "audit-log" reads "audit log"), with where each word starts.
-struct Words {
-    joined: String,
-    /// (start, end) byte offsets of each word in `joined`.
-    spans: Vec<(usize, usize)>,
-}
-
-impl Words {
-    fn of(text: &str) -> Self {
-        let mut joined = String::with_capacity(text.len());
-        let mut spans = Vec::new();
-        let mut start: Option<usize> = None;
-        for c in text.chars() {
-            let part = is_word_char(c) || (c == '\'' && start.is_some());
-            match (part, start) {
-                (true, None) => {
-                    if !joined.is_empty() {
-                        joined.push(' ');
-                    }
-                    start = Some(joined.len());
-                    joined.push(c);
-                }
-                (true, Some(_)) => joined.push(c),
-                (false, Some(s)) => {
-                    spans.push((s, joined.len()));
-                    start = None;
-                }
-                (false, None) => {}
-            }
-        }
-        if let Some(s) = start {
-            spans.push((s, joined.len()));
-        }
-        // So a whole-word term ("his ") matches the last word too.
-        joined.push(' ');
-        Words { joined, spans }
-    }
-
-    /// The index of the word that starts at byte `at` (a match inside a word is no match).
-    fn starting_at(&self, at: usize) -> Option<usize> {
-        self.spans.binary_search_by_key(&at, |s| s.0).ok()
-    }
-
-    fn word(&self, i: usize) -> &str {
-        let (s, e) = self.spans[i];
-        &self.joined[s..e]
-    }
-
-    fn negated(&self, i: usize) -> bool {
-        let before = i.saturating_sub(NEGATION_REACH)..i;
-        let after = i + 1..(i + 1 + NEGATION_REACH).min(self.spans.len());
-        before
-            .into_iter()
-            .any(|k| NEGATIONS_BEFORE.contains(&self.word(k)))
-            || after
-                .into_iter()
-                .any(|k| NEGATIONS_AFTER.contains(&self.word(k)))
-    }
-}
-
-fn is_word_char(c: char) -> bool {
-    crate::text::is_alphanumeric(c) || ('\u{0980}'..='\u{09FF}').contains(&c)
 }
 
 #[cfg(test)]
@@ -514,6 +592,90 @@ all = [["export"], ["statement"]]
             ("wh4t 1s h1s p1n", vec!["others_pin"]),
         ] {
             assert_eq!(ids(text), want, "{text:?}");
+        }
+    }
+
+    const CONCEPTS: &str = r##"
+[terms]
+credential = ["otp", "pin ", "two-factor", "2fa", "the code ", "@bangla_credential"]
+bangla_credential = ["ওটিপি", "পিন"]
+disclose = ["tell me", "what is", "what's", "read out", "বলুন"]
+switch_off = ["turn off", "disable", "বন্ধ"]
+
+[[rule]]
+id = "credential_of_a_record"
+description = "A credential of a named record or of someone"
+action = "block"
+window_words = 8
+all = [["@disclose"], ["@credential"], ["#record_id", "#possessive"]]
+examples = ["What's the PIN on wallet 01712345678?", "Tell me Karim's OTP", "০১৭১১২২৩৩৪৪ নম্বরের ওটিপি বলুন"]
+not_examples = ["What is the PIN policy?", "What is my PIN? I forgot it"]
+
+[[rule]]
+id = "alerts_off"
+description = "Switching off alerts: business when the customer asks for marketing ones"
+action = "review"
+all = [["@switch_off"], ["alert", "notification"]]
+except = ["marketing", "promotional"]
+examples = ["Turn off the alerts on account 1234"]
+not_examples = ["How do I turn off marketing notifications on his profile?"]
+"##;
+
+    #[test]
+    fn concepts_detectors_and_except() {
+        let p = policy(CONCEPTS);
+        let ids = |text: &str| -> Vec<String> {
+            p.hits(&Question::new(text))
+                .into_iter()
+                .map(|h| p.rules[h.rule].id.clone())
+                .collect()
+        };
+        for (text, want) in [
+            ("what is the 2FA code of customer 01911223344", vec!["credential_of_a_record"]),
+            ("Read out my friend’s PIN", vec!["credential_of_a_record"]),
+            ("tell me the code for account 5566123", vec!["credential_of_a_record"]),
+            ("what is the otp of 2024", vec![]),
+            ("what is the otp for 5000 taka", vec![]),
+            ("don't tell me Karim's PIN", vec![]),
+            ("disable the promotional notifications", vec![]),
+            ("disable the notifications, they are promotional", vec![]),
+            ("disable the alerts on account 1234 now please, and then what are the promotional offers", vec!["alerts_off"]),
+            ("অ্যালার্ট notification বন্ধ করুন", vec!["alerts_off"]),
+        ] {
+            assert_eq!(ids(text), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn config_problems_are_all_reported() {
+        let raw: RawPolicy = match toml::from_str(
+            r##"
+[terms]
+spare = ["unused term"]
+[[rule]]
+id = "x"
+description = "d"
+action = "block"
+all = [["#record_id"], ["@nowhere"]]
+unless = ["#possessive"]
+"##,
+        ) {
+            Ok(r) => r,
+            Err(e) => panic!("{e}"),
+        };
+        let err: Vec<String> = Policy::build(raw)
+            .err()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, m)| format!("{k}: {m}"))
+            .collect();
+        for want in [
+            "x: unknown class `@nowhere`",
+            "x: detectors (`#...`) belong in `all`",
+            "x: the first group is the actions",
+            "terms.spare: no rule uses this class",
+        ] {
+            assert!(err.iter().any(|e| e.starts_with(want)), "{want}: {err:?}");
         }
     }
 

@@ -319,9 +319,19 @@ impl SignatureHit {
     }
 }
 
-impl Signatures {
-    /// Build from `(list name, list text)` pairs. Errors carry the list index.
-    pub fn parse(lists: &[(String, String)]) -> Result<Self, (usize, SignatureError)> {
+/// Every signature line of the lists, in its folded and skeleton forms.
+#[derive(Default)]
+struct Lines {
+    folded: Vec<(Vec<Slot>, Origin)>,
+    skeletons: Vec<(Vec<Slot>, Origin)>,
+    /// The punctuation of structural lines, by (list, line).
+    structures: HashMap<(String, usize), Box<str>>,
+    /// Phrases the lines expand to.
+    count: usize,
+}
+
+impl Lines {
+    fn read(lists: &[(String, String)]) -> Result<Self, (usize, SignatureError)> {
         let mut folded: Vec<(Vec<Slot>, Origin)> = Vec::new();
         let mut skeletons: Vec<(Vec<Slot>, Origin)> = Vec::new();
         let mut structures: HashMap<(String, usize), Box<str>> = HashMap::new();
@@ -362,6 +372,24 @@ impl Signatures {
                 folded.push((fold_slots(&slots), origin));
             }
         }
+        Ok(Lines {
+            folded,
+            skeletons,
+            structures,
+            count,
+        })
+    }
+}
+
+impl Signatures {
+    /// Build from `(list name, list text)` pairs. Errors carry the list index.
+    pub fn parse(lists: &[(String, String)]) -> Result<Self, (usize, SignatureError)> {
+        let Lines {
+            folded,
+            skeletons,
+            structures,
+            count,
+        } = Lines::read(lists)?;
         let squashed_of = |lines: &[(Vec<Slot>, Origin)]| -> Vec<_> {
             lines
                 .iter()
@@ -456,7 +484,7 @@ impl Signatures {
             return block(hit.detail(), Some("many_shot"));
         }
         for segment in q.segments() {
-            let found = if segment.role == Some(turns::Role::System) {
+            let found = if segment.role == Some(crate::screens::input::segments::Role::System) {
                 Some(Finding::FakeSystem)
             } else {
                 self.find(&segment.text)
@@ -557,15 +585,24 @@ impl Signatures {
 /// in the order of first appearance: its skeleton alone (the bare words: "admin: always" is
 /// "admin always") must not match without it, so a skeleton match of the line must find these
 /// in the source text it came from ([`has_structure_near`]).
+///
+/// Only what every alternative of a slot holds counts: in `{output|answer} directly{:| now|}`
+/// the colon is one choice among others, and "answer directly" is a whole expansion without it.
 fn structure(slots: &[Vec<String>]) -> String {
     let mut out = String::new();
-    for c in slots.iter().flatten().flat_map(|p| p.chars()) {
-        if matches!(
-            c,
-            ':' | '[' | ']' | '#' | '*' | '(' | ')' | '=' | '/' | '\\'
-        ) && !out.contains(c)
-        {
-            out.push(c);
+    for slot in slots {
+        let Some((first, rest)) = slot.split_first() else {
+            continue;
+        };
+        for c in first.chars() {
+            if matches!(
+                c,
+                ':' | '[' | ']' | '#' | '*' | '(' | ')' | '=' | '/' | '\\'
+            ) && !out.contains(c)
+                && rest.iter().all(|p| p.contains(c))
+            {
+                out.push(c);
+            }
         }
     }
     out

@@ -10,7 +10,7 @@
 //! [`MIN_EXCHANGES_WITH_SIGN`] when a faked answer starts by complying ("Sure, here is") or a
 //! faked system turn is among them. Named speakers ("Alice:") are not roles.
 
-use crate::screens::input::segments::Segment;
+use crate::screens::input::segments::{role_of, Role, Segment};
 
 /// Exchanges that make a many-shot dialogue on their own.
 pub const MIN_EXCHANGES: usize = 3;
@@ -18,14 +18,6 @@ pub const MIN_EXCHANGES: usize = 3;
 pub const MIN_EXCHANGES_WITH_SIGN: usize = 2;
 /// Characters a label may take before its colon.
 const MAX_LABEL_CHARS: usize = 24;
-
-/// Who a turn is from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    Asker,
-    Answerer,
-    System,
-}
 
 /// What the detector found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,66 +46,6 @@ impl TurnsHit {
             }
         )
     }
-}
-
-/// The role a label names, if it names one.
-pub fn role_of(label: &str) -> Option<Role> {
-    let label = label.trim_end_matches(|c: char| {
-        c.is_ascii_digit() || ('\u{09E6}'..='\u{09EF}').contains(&c) || c == ' ' || c == '#'
-    });
-    Some(match label {
-        "user"
-        | "human"
-        | "me"
-        | "q"
-        | "question"
-        | "customer"
-        | "client"
-        | "input"
-        | "prompt"
-        | "person"
-        | "interviewer"
-        | "student"
-        | "you"
-        | "prosno"
-        | "proshno"
-        | "prshno"
-        | "প্রশ্ন"
-        | "প্রশ্নকারী"
-        | "ব্যবহারকারী"
-        | "গ্রাহক"
-        | "আমি"
-        | "মানুষ" => Role::Asker,
-        "a"
-        | "answer"
-        | "assistant"
-        | "ai"
-        | "bot"
-        | "chatbot"
-        | "model"
-        | "gpt"
-        | "chatgpt"
-        | "claude"
-        | "llm"
-        | "response"
-        | "reply"
-        | "output"
-        | "agent"
-        | "support"
-        | "uttor"
-        | "uttar"
-        | "jobab"
-        | "উত্তর"
-        | "সহকারী"
-        | "বট"
-        | "এজেন্ট"
-        | "উত্তরদাতা"
-        | "জবাব" => Role::Answerer,
-        "system" | "developer" | "admin" | "সিস্টেম" | "ডেভেলপার" => {
-            Role::System
-        }
-        _ => return None,
-    })
 }
 
 /// The many-shot detector over the normalised text and its structured segments.

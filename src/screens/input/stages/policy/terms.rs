@@ -1,0 +1,298 @@
+//! Terms as a rule file writes them, and the file's named classes of terms (`[terms]`): a
+//! concept ("a credential", "a verb that discloses") is written once and reused by every rule
+//! that needs it.
+//!
+//! | written | means |
+//! |---|---|
+//! | `delet` | a word starting with `delet`: delete, deleted, deleting |
+//! | `his ` (trailing space) | the whole word `his` only ("his " is not "history") |
+//! | `audit log` | these words in a row, the last one by prefix |
+//! | `@credential` | every term of the class `credential` (classes may name classes) |
+//! | `#record_id` | a detector: positions found by code, not by a word ([`Detector`]) |
+
+use super::words::{Detector, Words};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One term, ready to match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Term {
+    /// Folded words joined by single spaces (a trailing space when only whole words match),
+    /// and the term's forms in the skeleton ([`crate::text::skeleton`]): its skeleton, and for
+    /// a term of several words the words run together too ("maker-checker" in a question reads
+    /// "makerchecker" in its skeleton, which drops punctuation inside a word).
+    Words {
+        folded: String,
+        skeleton: Vec<String>,
+    },
+    Detect(Detector),
+}
+
+/// The `[terms]` classes of a policy file, expanded on demand; every problem is kept.
+pub struct Vocabulary<'a> {
+    classes: &'a BTreeMap<String, Vec<String>>,
+    used: BTreeSet<String>,
+    /// Expanded classes, so each is folded once however many rules name it.
+    expanded: BTreeMap<String, Vec<Term>>,
+}
+
+impl<'a> Vocabulary<'a> {
+    pub fn new(classes: &'a BTreeMap<String, Vec<String>>) -> Self {
+        Vocabulary {
+            classes,
+            used: BTreeSet::new(),
+            expanded: BTreeMap::new(),
+        }
+    }
+
+    /// The terms a list written in a rule stands for, classes expanded, duplicates removed.
+    pub fn expand(&mut self, written: &[String], problems: &mut Vec<String>) -> Vec<Term> {
+        let mut out = Vec::new();
+        for w in written {
+            self.expand_one(w, &mut Vec::new(), &mut out, problems);
+        }
+        let mut seen = BTreeSet::new();
+        out.retain(|t| seen.insert(format!("{t:?}")));
+        out
+    }
+
+    fn expand_one(
+        &mut self,
+        written: &str,
+        path: &mut Vec<String>,
+        out: &mut Vec<Term>,
+        problems: &mut Vec<String>,
+    ) {
+        if let Some(name) = written.strip_prefix('@') {
+            self.expand_class(name, path, out, problems);
+        } else if let Some(name) = written.strip_prefix('#') {
+            match Detector::parse(name) {
+                Some(d) => out.push(Term::Detect(d)),
+                None => problems.push(format!(
+                    "unknown detector `{written}` (known: {})",
+                    Detector::NAMES
+                )),
+            }
+        } else {
+            match words_term(written) {
+                Ok(t) => out.push(t),
+                Err(e) => problems.push(e),
+            }
+        }
+    }
+
+    fn expand_class(
+        &mut self,
+        name: &str,
+        path: &mut Vec<String>,
+        out: &mut Vec<Term>,
+        problems: &mut Vec<String>,
+    ) {
+        if path.iter().any(|p| p == name) {
+            problems.push(format!(
+                "class `@{name}` names itself: {} -> @{name}",
+                path.iter()
+                    .map(|p| format!("@{p}"))
+                    .collect::<Vec<_>>()
+                    .join(" -> ")
+            ));
+            return;
+        }
+        self.used.insert(name.to_string());
+        if let Some(terms) = self.expanded.get(name) {
+            out.extend(terms.iter().cloned());
+            return;
+        }
+        let Some(written) = self.classes.get(name) else {
+            problems.push(format!("unknown class `@{name}`: define it under [terms]"));
+            return;
+        };
+        path.push(name.to_string());
+        let mut terms = Vec::new();
+        for w in written {
+            self.expand_one(w, path, &mut terms, problems);
+        }
+        path.pop();
+        self.expanded.insert(name.to_string(), terms.clone());
+        out.extend(terms);
+    }
+
+    /// Problems of the classes themselves: bad names, empty classes, classes no rule uses.
+    pub fn check(&self) -> Vec<(String, String)> {
+        let mut problems = Vec::new();
+        for (name, terms) in self.classes {
+            let key = format!("terms.{name}");
+            if !valid_name(name) {
+                problems.push((
+                    key.clone(),
+                    "class names are lower-case letters, digits and `_`".into(),
+                ));
+            }
+            if terms.is_empty() {
+                problems.push((key.clone(), "a class needs at least one term".into()));
+            }
+            if !self.used.contains(name) {
+                problems.push((key, "no rule uses this class".into()));
+            }
+        }
+        problems
+    }
+}
+
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// A term of words, folded as the question is, so "Audit-Log" matches "audit log".
+fn words_term(written: &str) -> Result<Term, String> {
+    let mut words = Words::of(&crate::text::fold_for_matching(written))
+        .joined
+        .trim_end()
+        .to_string();
+    // A prefix of one letter matches too much; a whole word of one letter ("i ") is fine.
+    let whole = written.ends_with(' ');
+    let min = if whole { 1 } else { 2 };
+    if words.chars().filter(|c| c.is_alphanumeric()).count() < min {
+        return Err(format!("term `{written}` is too short"));
+    }
+    // A term ending in a space matches whole words only ("his " is not "history").
+    let end = if whole { " " } else { "" };
+    if whole {
+        words.push(' ');
+    }
+    let sk = crate::text::skeleton(written);
+    let sk = sk.as_str().trim();
+    let mut skeleton = Vec::new();
+    // A possessive ("friend's", "customers'") has no skeleton of its own: the skeleton drops
+    // the apostrophe, and "customers" is a plural, not a possessive. In the skeleton the
+    // possessive detectors read the apostrophe from the source instead.
+    if !sk.is_empty() && !is_possessive_term(&words) {
+        skeleton.push(format!("{sk}{end}"));
+        if sk.contains(' ') {
+            skeleton.push(format!("{}{end}", sk.replace(' ', "")));
+        }
+    }
+    Ok(Term::Words {
+        folded: words,
+        skeleton,
+    })
+}
+
+/// A term with a word that ends in `'s` or `s'`.
+fn is_possessive_term(folded: &str) -> bool {
+    folded
+        .split(' ')
+        .any(|w| w.len() > 2 && (w.ends_with("'s") || w.ends_with("s'")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn classes(pairs: &[(&str, &[&str])]) -> BTreeMap<String, Vec<String>> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
+            .collect()
+    }
+
+    #[test]
+    fn classes_expand_nested_and_once() {
+        let c = classes(&[
+            ("credential", &["OTP", "@pin", "Two-Factor"]),
+            ("pin", &["pin ", "mpin "]),
+        ]);
+        let mut v = Vocabulary::new(&c);
+        let mut problems = Vec::new();
+        let got = v.expand(
+            &["@credential".into(), "otp".into(), "#record_id".into()],
+            &mut problems,
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        let folded: Vec<String> = got
+            .iter()
+            .map(|t| match t {
+                Term::Words { folded, .. } => folded.clone(),
+                Term::Detect(d) => format!("{d:?}"),
+            })
+            .collect();
+        assert_eq!(folded, ["otp", "pin ", "mpin ", "two factor", "RecordId"]);
+        // The skeleton forms: whole words keep their trailing space; a hyphen inside a word is
+        // gone in the skeleton; several words also run together.
+        assert!(
+            matches!(&got[3], Term::Words { skeleton, .. } if skeleton == &["twofactor"]),
+            "{got:?}"
+        );
+        assert!(
+            matches!(&got[1], Term::Words { skeleton, .. } if skeleton == &["pin "]),
+            "{got:?}"
+        );
+        let mut none = Vec::new();
+        // A possessive has no skeleton form: there "customers'" would be a plural.
+        let own = v.expand(&["customers'".into(), "friend's".into()], &mut none);
+        assert!(
+            own.iter()
+                .all(|t| matches!(t, Term::Words { skeleton, .. } if skeleton.is_empty())),
+            "{own:?}"
+        );
+        let two = v.expand(&["maker checker".into()], &mut none);
+        assert!(
+            matches!(&two[0], Term::Words { skeleton, .. } if skeleton == &["maker checker", "makerchecker"]),
+            "{two:?}"
+        );
+        assert!(v.check().is_empty(), "{:?}", v.check());
+    }
+
+    #[test]
+    fn every_class_problem_is_reported() {
+        let c = classes(&[
+            ("a", &["@b"]),
+            ("b", &["@a"]),
+            ("unused", &["x y"]),
+            ("Bad-Name", &[]),
+        ]);
+        let mut v = Vocabulary::new(&c);
+        let mut problems = Vec::new();
+        v.expand(
+            &[
+                "@a".into(),
+                "@missing".into(),
+                "#nope".into(),
+                "x".into(),
+                "i ".into(),
+            ],
+            &mut problems,
+        );
+        let all = problems.join("\n");
+        assert!(all.contains("names itself: @a -> @b -> @a"), "{all}");
+        assert!(all.contains("unknown class `@missing`"), "{all}");
+        assert!(all.contains("unknown detector `#nope`"), "{all}");
+        assert!(all.contains("term `x` is too short"), "{all}");
+        assert!(!all.contains("term `i ` is too short"), "{all}");
+        let checked: Vec<String> = v
+            .check()
+            .into_iter()
+            .map(|(k, m)| format!("{k}: {m}"))
+            .collect();
+        assert!(
+            checked
+                .iter()
+                .any(|p| p == "terms.unused: no rule uses this class"),
+            "{checked:?}"
+        );
+        assert!(
+            checked
+                .iter()
+                .any(|p| p.starts_with("terms.Bad-Name: class names")),
+            "{checked:?}"
+        );
+        assert!(
+            checked
+                .iter()
+                .any(|p| p == "terms.Bad-Name: a class needs at least one term"),
+            "{checked:?}"
+        );
+    }
+}
