@@ -52,16 +52,65 @@ fn signatures_only(bencher: divan::Bencher, case: &str) {
     });
 }
 
-#[divan::bench(args = ["en_100", "bn_100"])]
-fn model_only(bencher: divan::Bencher, case: &str) {
-    let text = if case == "en_100" { EN } else { BN };
-    let model = match guard::backends::embedded::EmbeddedModel::from_bytes(
+/// Two sentences with a turn between them: the case clause-level scoring exists for.
+const EN_TWO: &str =
+    "Thanks for the help with my card yesterday, it works now. Also, how do I change my PIN?";
+/// About 8 KB and 64 KB (the default body limit) of ordinary sentences.
+fn long_text(bytes: usize) -> String {
+    "Please check the payment I made at the shop yesterday. ".repeat(bytes / 55)
+}
+
+fn model_case(case: &str) -> String {
+    match case {
+        "en_100" => EN.into(),
+        "bn_100" => BN.into(),
+        "en_two" => EN_TWO.into(),
+        "en_8k" => long_text(8 * 1024),
+        _ => long_text(64 * 1024),
+    }
+}
+
+fn builtin_model() -> guard::backends::embedded::EmbeddedModel {
+    match guard::backends::embedded::EmbeddedModel::from_bytes(
         guard::backends::embedded::BUILTIN_MODEL,
     ) {
         Ok(m) => m,
         Err(e) => panic!("{e}"),
-    };
-    bencher.bench(|| model.score(divan::black_box(text)));
+    }
+}
+
+/// What the guard stage runs: the whole text, its paragraphs, clauses and segments.
+#[divan::bench(args = ["en_100", "bn_100", "en_two", "en_8k", "en_64k"])]
+fn model_only(bencher: divan::Bencher, case: &str) {
+    let text = model_case(case);
+    let model = builtin_model();
+    bencher.bench(|| model.score(divan::black_box(&text)));
+}
+
+/// The question scored as before clause-level scoring (whole text and paragraphs, the
+/// highest): the ratio of [`model_only`] to this is the price of the clauses and segments.
+#[divan::bench(args = ["en_100", "bn_100", "en_two", "en_8k", "en_64k"])]
+fn model_before_clauses(bencher: divan::Bencher, case: &str) {
+    let text = model_case(case);
+    let model = builtin_model();
+    bencher.bench(|| {
+        let q = guard::screens::input::question::Question::new(divan::black_box(&text));
+        q.paragraphs()
+            .iter()
+            .map(|p| model.score_folded(p))
+            .fold(model.score_folded(q.folded()), f32::max)
+    });
+}
+
+/// The whole text alone, folded and scored: the model's own cost.
+#[divan::bench(args = ["en_100", "bn_100", "en_two", "en_8k", "en_64k"])]
+fn model_whole_text_only(bencher: divan::Bencher, case: &str) {
+    let text = model_case(case);
+    let model = builtin_model();
+    bencher.bench(|| {
+        let folded = guard::text::fold_for_matching(divan::black_box(&text));
+        model.score_folded(&folded)
+    });
 }
 
 #[divan::bench(args = ["en_100", "bn_100"])]

@@ -4,7 +4,9 @@
 //! - [`runner`]          runs cases in-process (language, guard, screen, judge)
 //! - [`report`]          group scores, baseline ratchet, table, JSON and JUnit output
 //! - [`scripted_judge`]  the deterministic local judge used when no real one is configured
+//! - [`padding`]   benign sentences around a question, for the padded suites and properties
 
+pub mod padding;
 pub mod report;
 pub mod runner;
 pub mod scripted_judge;

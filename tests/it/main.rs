@@ -21,6 +21,7 @@ mod judge;
 mod openapi;
 mod ops;
 mod output;
+mod padded;
 mod policy;
 mod policy_props;
 mod props;

@@ -5,6 +5,7 @@
 //! ```
 //!
 //! - [`question`]  the question computed once: normalised, hidden, folded, skeleton, decoded, outbound
+//! - [`clauses`]   the question cut into sentences and turns, for the embedded guard
 //! - [`decode`]    what is cheap to decode (entities, escapes, base64, hex, Morse, ROT13, ...)
 //! - [`segments`]  code fences, JSON, YAML, templates and tags taken out to be screened alone
 //! - [`cache`]     the verdict cache; [`answer`] the answers kept per thread, serialised once
@@ -16,6 +17,7 @@
 
 pub mod answer;
 pub mod cache;
+pub mod clauses;
 pub mod decode;
 pub mod pipeline;
 pub mod question;

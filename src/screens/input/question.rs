@@ -7,9 +7,10 @@
 //! | [`Question::folded`] NFKC, lower case, invisibles out, look-alikes mapped | lazily | banglish, signatures, embedded guard |
 //! | [`Question::skeleton`] every word read however it is disguised, with a map back to `text` | lazily | signatures, policy |
 //! | [`Question::paragraphs`] folded paragraphs, when there are several | lazily | embedded guard |
+//! | [`Question::clauses`] folded sentences and turns, when there are several | lazily | embedded guard |
 //! | [`Question::decoded`] entities, escapes, base64, hex, Morse, ROT13, ... decoded ([`decode`]) | lazily | signatures, guard |
 //! | [`Question::language_text`] the text with what was decoded in place | lazily | script, banglish, lang_id |
-//! | [`Question::segments`] code fences, JSON / YAML values, templates, tags, as texts of their own | lazily | signatures; for scoring sentence by sentence |
+//! | [`Question::segments`] code fences, JSON / YAML values, templates, tags, as texts of their own | lazily | signatures, embedded guard |
 //! | [`Question::outbound`] visible text only, card numbers masked, payloads appended | lazily | remote guard, judge |
 //!
 //! Every form is made in time linear in the text. The lazy forms are made inside the first stage
@@ -38,6 +39,7 @@ pub struct Question {
     folded: OnceLock<String>,
     skeleton: OnceLock<Skeleton>,
     paragraphs: OnceLock<Vec<String>>,
+    clauses: OnceLock<Vec<String>>,
     decoded: OnceLock<Vec<Decoded>>,
     segments: OnceLock<Vec<Segment>>,
     /// The text with payloads decoded in place, when there were any.
@@ -59,6 +61,7 @@ impl Question {
             folded: OnceLock::new(),
             skeleton: OnceLock::new(),
             paragraphs: OnceLock::new(),
+            clauses: OnceLock::new(),
             decoded: OnceLock::new(),
             segments: OnceLock::new(),
             unwrapped: OnceLock::new(),
@@ -169,13 +172,27 @@ impl Question {
         })
     }
 
+    /// The folded clauses (sentences, lines, discourse turns: [`super::clauses`]) when the
+    /// question has more than one; empty otherwise.
+    pub fn clauses(&self) -> &[String] {
+        self.clauses.get_or_init(|| {
+            if self.text.contains('\n') {
+                super::clauses::clauses(&self.text)
+            } else {
+                super::clauses::clauses_of_lines(
+                    std::iter::once((self.text.as_str(), self.folded().into())),
+                    super::clauses::MIN_CLAUSE_WORDS,
+                )
+            }
+        })
+    }
+
     /// The structured parts of the question, each a text of its own
     /// ([`crate::screens::input::segments`]): the body of a code fence, inline code, JSON string
     /// values (unescaped), YAML values, the inside of templates and tags, with the
     /// conversation role the structure gives them (`"role": "system"`). Empty for a plain
-    /// question. The signatures screen each; a scorer that reads the question sentence by
-    /// sentence should score each as well, since an instruction inside a JSON value is a
-    /// sentence of its own that the surrounding structure would dilute.
+    /// question. The signatures and the embedded guard screen each, since an instruction
+    /// inside a JSON value is a sentence of its own that the surrounding structure would dilute.
     pub fn segments(&self) -> &[Segment] {
         self.segments
             .get_or_init(|| crate::screens::input::segments::segments(&self.text))
