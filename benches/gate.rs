@@ -138,7 +138,7 @@ fn round_of_12_redis_loopback(bencher: divan::Bencher) {
 #[divan::bench]
 fn screen_context_5_docs_of_1000_chars(bencher: divan::Bencher) {
     let p = &config().products["wallet-assistant"];
-    let metrics = match guard::obs::metrics::Metrics::new() {
+    let metrics = match guard::screens::input::records::InputMetrics::with_recording(true) {
         Ok(m) => m,
         Err(e) => panic!("{e}"),
     };

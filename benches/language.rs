@@ -36,7 +36,7 @@ fn language_screen(text: &str) -> bool {
         script::ScriptEval::Bangla { .. } => true,
         script::ScriptEval::Other { .. } => false,
         script::ScriptEval::NoLetters => true,
-        script::ScriptEval::Latin { .. } => match banglish::evaluate(&p.lexicon, text) {
+        script::ScriptEval::Latin { .. } => match banglish::evaluate(&p.input.lexicon, text) {
             banglish::BanglishEval::English(_) => true,
             banglish::BanglishEval::Romanized { .. } => false,
             banglish::BanglishEval::Undecided(ev) => matches!(

@@ -23,7 +23,11 @@ fn signatures_and_model(bencher: divan::Bencher, case: &str) {
         Err(e) => panic!("{e}"),
     };
     bencher.bench(|| {
-        let hit = p.signatures.evaluate(divan::black_box(text)).is_some();
+        let hit = p
+            .input
+            .signatures
+            .evaluate(divan::black_box(text))
+            .is_some();
         (hit, model.score(divan::black_box(text)))
     });
 }
@@ -40,7 +44,12 @@ fn signatures_only(bencher: divan::Bencher, case: &str) {
         _ => BN,
     };
     let p = &config().products["wallet-assistant"];
-    bencher.bench(|| p.signatures.evaluate(divan::black_box(text)).is_some());
+    bencher.bench(|| {
+        p.input
+            .signatures
+            .evaluate(divan::black_box(text))
+            .is_some()
+    });
 }
 
 #[divan::bench(args = ["en_100", "bn_100"])]
@@ -86,5 +95,5 @@ fn policy_stage(bencher: divan::Bencher, case: &str) {
     let p = &config().products["bank-operator"];
     let q = guard::screens::input::question::Question::new(text);
     q.folded();
-    bencher.bench(|| p.policy.stage(divan::black_box(&q)));
+    bencher.bench(|| p.input.policy.stage(divan::black_box(&q)));
 }

@@ -13,8 +13,8 @@
 mod common;
 
 use guard::config::{load, ConfigSet, Overrides};
-use guard::obs::metrics::Metrics;
 use guard::screens::input::question::Question;
+use guard::screens::input::records::InputMetrics as Metrics;
 use std::path::Path;
 use std::sync::OnceLock;
 use wiremock::matchers::{method, path};
@@ -52,7 +52,7 @@ fn forms_and_signatures(bencher: divan::Bencher, name: &str) {
     bencher.bench(|| {
         let q = Question::new(divan::black_box(&text));
         let out = q.outbound().len();
-        (p.signatures.stage(&q), out)
+        (p.input.signatures.stage(&q), out)
     });
 }
 

@@ -2,8 +2,10 @@
 //! dispatches here).
 
 use crate::http;
-use crate::obs::{audit, metrics};
-use crate::screens::input::pipeline;
+use crate::obs::audit;
+use crate::screens::input::Screener;
+use crate::screens::records::Records;
+use crate::settings::Settings;
 use crate::{config, text};
 use anyhow::Context;
 use futures_util::StreamExt;
@@ -24,11 +26,16 @@ pub(crate) fn quiet_panics() {
 
 fn load_state(
     config_dir: std::path::PathBuf,
+    settings: &Settings,
     audit_default: &str,
 ) -> anyhow::Result<Result<http::AppState, ExitCode>> {
-    let audit = audit::AuditLog::from_env(audit_default)
+    for warning in &settings.warnings {
+        eprintln!("{warning}");
+    }
+    let key = settings.audit_key.clone();
+    let audit = audit::AuditLog::open(key, settings.audit_log.as_deref(), audit_default)
         .context("opening the audit log (GUARD_AUDIT_LOG)")?;
-    match http::AppState::load(config_dir, config::Overrides::from_env(), audit) {
+    match http::AppState::with_settings(config_dir, settings, audit) {
         Ok(s) => {
             release_freed_memory();
             Ok(Ok(s))
@@ -102,14 +109,17 @@ fn drop_resident_pages(bytes: &'static [u8]) {
     let _ = bytes;
 }
 
-pub(crate) fn check_config(config_dir: std::path::PathBuf) -> anyhow::Result<ExitCode> {
-    match config::load(&config_dir, &config::Overrides::from_env()) {
+pub(crate) fn check_config(
+    config_dir: std::path::PathBuf,
+    settings: &Settings,
+) -> anyhow::Result<ExitCode> {
+    match config::load(&config_dir, &settings.overrides) {
         Ok(set) => {
             // Exactly what `serve` builds, caches included.
-            let screener = pipeline::Screener::new(set, metrics::Metrics::with_recording(false)?);
+            let screener = Screener::new(set, Records::off()?);
             let set = &screener.config;
             for p in set.products.values() {
-                let judge = if p.judge.is_some() {
+                let judge = if p.input.judge.client.is_some() {
                     "configured"
                 } else {
                     "none"
@@ -118,11 +128,11 @@ pub(crate) fn check_config(config_dir: std::path::PathBuf) -> anyhow::Result<Exi
                     "ok  {}  config_rev={}  guard={} (allow_below={} block_at={})  judge={judge}  signatures={} ({} KiB)  tools={} velocity={} gate_store={}",
                     p.name,
                     p.config_rev,
-                    p.guard.kind().as_str(),
-                    p.thresholds.allow_below,
-                    p.thresholds.block_at,
-                    p.signatures.count,
-                    p.signatures.memory_usage() / 1024,
+                    p.input.guard.backend.kind().as_str(),
+                    p.input.guard.thresholds.allow_below,
+                    p.input.guard.thresholds.block_at,
+                    p.input.signatures.count,
+                    p.input.signatures.memory_usage() / 1024,
                     p.tools.tools.len(),
                     p.tools.velocity.len(),
                     p.tools.store.as_str()
@@ -141,16 +151,12 @@ pub(crate) async fn serve(
     config_dir: std::path::PathBuf,
     listen: String,
     workers: Option<usize>,
+    settings: &Settings,
 ) -> anyhow::Result<ExitCode> {
-    let ops_listen = std::env::var("GUARD_OPS_LISTEN")
-        .ok()
-        .filter(|v| !v.is_empty());
-    let state = match load_state(config_dir, "stdout")? {
-        Ok(mut s) => {
-            // With their own address, the ops routes leave the main one.
-            s.ops_on_main = ops_listen.is_none();
-            actix_web::web::Data::new(s)
-        }
+    // With their own address (GUARD_OPS_LISTEN), the ops routes leave the main one.
+    let ops_listen = settings.ops_listen.clone();
+    let state = match load_state(config_dir, settings, "stdout")? {
+        Ok(s) => actix_web::web::Data::new(s),
         Err(code) => return Ok(code),
     };
     let products: Vec<String> = state
@@ -167,7 +173,7 @@ pub(crate) async fn serve(
         .parse::<std::net::SocketAddr>()
         .map(|a| a.ip().is_loopback())
         .unwrap_or_else(|_| listen.starts_with("localhost:"));
-    let open = std::env::var("GUARD_ALLOW_UNAUTHENTICATED").is_ok_and(|v| v == "1");
+    let open = settings.allow_unauthenticated;
     match (&state.api_keys, loopback, open) {
         (Some(_), _, _) => eprintln!("access: API keys required on /v1/* (scoped to products)"),
         (None, true, _) => eprintln!("access: no API keys configured; serving loopback only"),
@@ -258,12 +264,13 @@ fn spawn_sighup_reload(_state: actix_web::web::Data<http::AppState>) {}
 
 pub(crate) async fn screen(
     config_dir: std::path::PathBuf,
+    settings: &Settings,
     product: String,
     jsonl: bool,
     concurrency: usize,
     text: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    let state = match load_state(config_dir, "off")? {
+    let state = match load_state(config_dir, settings, "off")? {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
@@ -355,7 +362,7 @@ fn with_id(id: &serde_json::Value, v: &crate::verdict::Verdict) -> String {
 }
 
 /// One JSON line in, one out: the verdict with `id` echoed, or `{"id", "error"}`.
-async fn jsonl_line(screener: &pipeline::Screener, product: &str, line: &str) -> String {
+async fn jsonl_line(screener: &Screener, product: &str, line: &str) -> String {
     let parsed: Result<serde_json::Value, _> = serde_json::from_str(line);
     let (id, text) = match &parsed {
         Ok(v) => (
@@ -387,12 +394,13 @@ async fn jsonl_line(screener: &pipeline::Screener, product: &str, line: &str) ->
 /// `guard screen-output`: stream a file (or stdin) through the output screen.
 pub(crate) fn screen_output(
     config_dir: std::path::PathBuf,
+    settings: &Settings,
     product: &str,
     jsonl: bool,
     file: Option<&std::path::Path>,
 ) -> anyhow::Result<ExitCode> {
     use std::io::Read;
-    let set = match config::load(&config_dir, &config::Overrides::from_env()) {
+    let set = match config::load(&config_dir, &settings.overrides) {
         Ok(s) => s,
         Err(e) => {
             eprint!("{e}");

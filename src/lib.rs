@@ -3,8 +3,9 @@
 //! Layout, in pipeline order:
 //!
 //! - [`cli`]          the command line: serve | screen | screen-output | check-config | eval
+//! - [`settings`]     every `GUARD_*` environment variable, read once at start-up
 //! - `commands`       what each command does (serve, screen, screen-output, check-config)
-//! - [`config`]       product files → validated [`config::Product`]s; all problems at once
+//! - [`config`]       product files → validated [`product::Product`]s; all problems at once
 //! - [`text`]         normal form, folded copy, Latin tokens, card masking
 //! - [`redact`]       finding and masking values (cards, phones, NID, OTP/PIN, e-mail, ...)
 //! - [`screens`]      the control points, one slice each:
@@ -26,8 +27,10 @@ pub mod config;
 pub mod eval;
 pub mod http;
 pub mod obs;
+pub mod product;
 pub mod redact;
 pub mod screens;
+pub mod settings;
 pub mod text;
 pub mod verdict;
 
@@ -35,16 +38,18 @@ use anyhow::Context;
 use cli::{Cli, Command};
 use std::process::ExitCode;
 
-/// Run a parsed command line.
+/// Run a parsed command line, with the settings of the process environment (read here, once).
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     commands::quiet_panics();
+    let settings = settings::Settings::from_env();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the runtime")?;
+    let dir = cli.config_dir;
     match cli.command {
         Command::Serve { listen, workers } => {
-            runtime.block_on(commands::serve(cli.config_dir, listen, workers))
+            runtime.block_on(commands::serve(dir, listen, workers, &settings))
         }
         Command::Screen {
             product,
@@ -52,7 +57,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             concurrency,
             text,
         } => runtime.block_on(commands::screen(
-            cli.config_dir,
+            dir,
+            &settings,
             product,
             jsonl,
             concurrency.max(1),
@@ -62,11 +68,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             product,
             jsonl,
             file,
-        } => commands::screen_output(cli.config_dir, &product, jsonl, file.as_deref()),
-        Command::CheckConfig => commands::check_config(cli.config_dir),
+        } => commands::screen_output(dir, &settings, &product, jsonl, file.as_deref()),
+        Command::CheckConfig => commands::check_config(dir, &settings),
         Command::Eval(args) => {
             drop(runtime);
-            eval::run_cli(&cli.config_dir, args.into_options())
+            eval::run_cli(&dir, settings.overrides, args.into_options())
         }
     }
 }

@@ -5,8 +5,8 @@
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 
-fn setup() -> &'static (guard::config::ConfigSet, guard::obs::metrics::Metrics, tokio::runtime::Runtime) {
-    static S: OnceLock<(guard::config::ConfigSet, guard::obs::metrics::Metrics, tokio::runtime::Runtime)> =
+fn setup() -> &'static (guard::config::ConfigSet, guard::screens::input::records::InputMetrics, tokio::runtime::Runtime) {
+    static S: OnceLock<(guard::config::ConfigSet, guard::screens::input::records::InputMetrics, tokio::runtime::Runtime)> =
         OnceLock::new();
     S.get_or_init(|| {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -14,7 +14,7 @@ fn setup() -> &'static (guard::config::ConfigSet, guard::obs::metrics::Metrics, 
             Ok(c) => c,
             Err(e) => panic!("{e}"),
         };
-        let metrics = match guard::obs::metrics::Metrics::with_recording(false) {
+        let metrics = match guard::screens::input::records::InputMetrics::with_recording(false) {
             Ok(m) => m,
             Err(e) => panic!("{e}"),
         };

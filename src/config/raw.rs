@@ -119,7 +119,7 @@ pub struct RawProduct {
     /// The replies of the other reasons (the `reply` above is the language reply).
     pub replies: RawReplies,
     pub policy: RawPolicyRef,
-    pub output: RawOutput,
+    pub output: crate::screens::output::policy::RawOutput,
     #[serde(default)]
     pub language: RawLanguage,
     #[serde(default)]
@@ -178,64 +178,6 @@ fn default_breaker_failures() -> u32 {
 }
 fn default_breaker_cooldown_ms() -> u64 {
     10_000
-}
-
-/// `[output]`: what the output screen masks in the agent's answers.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawOutput {
-    /// Kinds to mask: card, account, phone, nid, otp, pin, email, iban, identifier,
-    /// internal_name (default: all).
-    #[serde(default = "all_kinds")]
-    pub kinds: Vec<String>,
-    /// Per kind, how many trailing digits (or characters) stay visible (default: 4 for card,
-    /// account and iban, 0 for the rest).
-    #[serde(default)]
-    pub visible: std::collections::BTreeMap<String, usize>,
-    /// Kinds that must never go out: an answer holding one is blocked (e.g. a full PIN or OTP).
-    #[serde(default)]
-    pub block: Vec<String>,
-    /// The product's own identifiers (customer ids): a prefix and an id length range.
-    #[serde(default)]
-    pub identifiers: Vec<RawIdentifier>,
-    /// Names the customer must not see (tools, models, vendors, internal systems), replaced
-    /// case-insensitively by `replacement`.
-    #[serde(default)]
-    pub internal_names: Vec<String>,
-    #[serde(default = "default_replacement")]
-    pub replacement: String,
-}
-
-impl Default for RawOutput {
-    fn default() -> Self {
-        RawOutput {
-            kinds: all_kinds(),
-            visible: Default::default(),
-            block: Vec::new(),
-            identifiers: Vec::new(),
-            internal_names: Vec::new(),
-            replacement: default_replacement(),
-        }
-    }
-}
-
-fn all_kinds() -> Vec<String> {
-    crate::redact::Kind::ALL
-        .iter()
-        .map(|k| k.as_str().to_string())
-        .collect()
-}
-
-fn default_replacement() -> String {
-    "[internal]".into()
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawIdentifier {
-    pub prefix: String,
-    pub min_len: usize,
-    pub max_len: usize,
 }
 
 /// `[policy]`: where the product's rules are.

@@ -80,7 +80,8 @@ pub async fn run(config_dir: &Path, overrides: Overrides, opts: &EvalOptions) ->
         Ok(b) => b,
         Err(e) => return fail(e.to_string()),
     };
-    let metrics = match crate::obs::metrics::Metrics::with_recording(false) {
+    let registry = crate::obs::metrics::Registry::new(false);
+    let metrics = match crate::screens::input::records::InputMetrics::new(&registry) {
         Ok(m) => m,
         Err(e) => return fail(e.to_string()),
     };
@@ -145,11 +146,15 @@ pub async fn run(config_dir: &Path, overrides: Overrides, opts: &EvalOptions) ->
     }
 }
 
-pub fn run_cli(config_dir: &Path, opts: EvalOptions) -> anyhow::Result<ExitCode> {
+pub fn run_cli(
+    config_dir: &Path,
+    overrides: Overrides,
+    opts: EvalOptions,
+) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let outcome = runtime.block_on(run(config_dir, Overrides::from_env(), &opts));
+    let outcome = runtime.block_on(run(config_dir, overrides, &opts));
     if outcome.exit == 2 {
         eprint!("{}", outcome.report);
     } else {

@@ -2,9 +2,9 @@
 
 use super::suite::{Case, Expect, GuardLabel, Kind};
 use crate::config::ConfigSet;
-use crate::obs::metrics::Metrics;
 use crate::screens::input::pipeline::{run_plan, run_stages};
 use crate::screens::input::question::Question;
+use crate::screens::input::records::InputMetrics;
 use crate::screens::input::stages::Context;
 use crate::verdict::{Decision, Outcome, Reason, Stage, Verdict};
 use futures_util::StreamExt;
@@ -53,7 +53,7 @@ pub fn matches(e: &Expect, a: &Actual) -> bool {
 
 /// Each kind of case runs the pipeline's own stages (the same step, timeouts and failure
 /// policy as a real screen), only fewer of them.
-async fn run_case(config: &ConfigSet, metrics: &Metrics, case: &Case) -> Actual {
+async fn run_case(config: &ConfigSet, metrics: &InputMetrics, case: &Case) -> Actual {
     let Some(product) = config.product(&case.product) else {
         return Actual::default();
     };
@@ -114,7 +114,7 @@ async fn run_case(config: &ConfigSet, metrics: &Metrics, case: &Case) -> Actual 
 /// times and passes if any run passes.
 pub async fn run_all(
     config: &ConfigSet,
-    metrics: &Metrics,
+    metrics: &InputMetrics,
     cases: &[Case],
     concurrency: usize,
     reruns: u32,

@@ -10,7 +10,6 @@ use crate::screens::tools::{ProposedCall, Round};
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::Value;
-use std::time::Instant;
 
 /// More calls than this in one request is refused whole (the cap skips most of them anyway).
 pub const MAX_CALLS_PER_REQUEST: usize = 1_000;
@@ -55,7 +54,6 @@ pub async fn tool_calls(
             format!("at most {MAX_CALLS_PER_REQUEST} calls per request"),
         ));
     }
-    let started = Instant::now();
     let screener = state.screener.load_full();
     let p = screener
         .config
@@ -66,22 +64,8 @@ pub async fn tool_calls(
         turn,
         calls: calls.into_iter().map(proposed_call).collect(),
     };
-    let verdict = crate::screens::tools::decide(
-        &p.name,
-        &p.config_rev,
-        &p.tools,
-        &state.gate,
-        round,
-        crate::screens::tools::now_ms(),
-    )
-    .await;
-    let elapsed = started.elapsed();
-    state
-        .metrics
-        .record_gate(&verdict, &p.tools, elapsed.as_secs_f64());
-    state
-        .audit
-        .record_gate(&verdict, elapsed.as_micros() as u64);
+    let records = screener.records();
+    let verdict = crate::screens::tools::screen(p, &state.gate, round, records).await;
     Ok(HttpResponse::Ok().json(verdict))
 }
 
@@ -180,22 +164,14 @@ pub async fn screen_context(
     };
     let request_id = request_id(body.request_id)?;
     let docs = documents(body.documents)?;
-    let started = Instant::now();
     let screener = state.screener.load_full();
     let p = screener
         .config
         .product(&product)
         .ok_or_else(|| ApiError::unknown_product(&product))?;
-    let hmacs: Vec<String> = docs
-        .iter()
-        .map(|d| state.audit.text_hash(&d.text))
-        .collect();
-    let mut verdict =
-        crate::screens::context::screen(p, docs, caller.as_deref(), screener.metrics()).await;
-    verdict.request_id = request_id;
-    state
-        .audit
-        .record_context(&verdict, &hmacs, started.elapsed().as_micros() as u64);
+    let records = screener.records();
+    let verdict =
+        crate::screens::context::answer(p, docs, caller.as_deref(), request_id, records).await;
     Ok(HttpResponse::Ok().json(verdict))
 }
 

@@ -9,6 +9,7 @@
 use super::error::ApiError;
 use actix_web::http::header;
 use actix_web::HttpRequest;
+use std::path::Path;
 use subtle::ConstantTimeEq;
 
 #[derive(Debug, Clone)]
@@ -28,13 +29,13 @@ fn digest(key: &str) -> [u8; 32] {
 }
 
 impl ApiKeys {
-    /// From `GUARD_API_KEYS` (entries separated by `;` or new lines) and `GUARD_API_KEYS_FILE`;
-    /// `None` when neither is set.
-    pub fn from_env() -> Result<Option<Self>, String> {
-        let mut text = std::env::var("GUARD_API_KEYS").unwrap_or_default();
-        if let Ok(path) = std::env::var("GUARD_API_KEYS_FILE") {
-            let file = std::fs::read_to_string(&path)
-                .map_err(|e| format!("GUARD_API_KEYS_FILE `{path}`: {e}"))?;
+    /// From `GUARD_API_KEYS` (entries separated by `;` or new lines) and the file
+    /// `GUARD_API_KEYS_FILE` names; `None` when neither has an entry.
+    pub fn load(entries: Option<&str>, file: Option<&Path>) -> Result<Option<Self>, String> {
+        let mut text = entries.unwrap_or_default().to_string();
+        if let Some(path) = file {
+            let file = std::fs::read_to_string(path)
+                .map_err(|e| format!("GUARD_API_KEYS_FILE `{}`: {e}", path.display()))?;
             text.push('\n');
             text.push_str(&file);
         }

@@ -2,12 +2,11 @@
 
 use super::error::ApiError;
 use super::AppState;
-use crate::screens::input::pipeline::Screened;
+use crate::screens::input::Answered;
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::{FutureExt, StreamExt};
 use serde::Deserialize;
-use std::time::Instant;
 
 /// The body of `POST /v1/screen`. Unknown fields are ignored (tolerant wire).
 #[derive(Debug, Deserialize)]
@@ -25,13 +24,13 @@ pub async fn screen(
     req: HttpRequest,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let _in_flight = state.metrics.in_flight();
+    let _in_flight = state.http.in_flight();
     let result = match admit(&state, &req) {
         Ok(_permit) => screen_inner(&state, &req, payload).await,
         Err(e) => Err(e),
     };
     if let Err(e) = &result {
-        state.metrics.record_http_error(e.code);
+        state.http.record_http_error(e.code);
     }
     result
 }
@@ -42,25 +41,17 @@ async fn screen_inner(
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let (product, text, request_id) = read_request(state, req, payload).await?;
-    let started = Instant::now();
     let screener = state.screener.load();
-    let screened = screener
-        .screen_answer(&product, &text)
+    let answered = screener
+        .answer(&product, &text, request_id)
         .await
         .ok_or_else(|| ApiError::unknown_product(&product))?;
-    let micros = started.elapsed().as_micros() as u64;
-    // A cached verdict is answered with its JSON as serialised once; a request id needs its own.
-    if let (Screened::Cached(answer), None) = (&screened, &request_id) {
-        let audit = &state.audit;
-        audit.record_prepared(&answer.audit, &product, &text, &answer.verdict, micros);
-        return Ok(HttpResponse::Ok()
+    Ok(match answered {
+        Answered::Shared(answer) => HttpResponse::Ok()
             .insert_header(header::ContentType::json())
-            .body(answer.json.clone()));
-    }
-    let mut verdict = screened.into_verdict();
-    verdict.request_id = request_id;
-    state.audit.record(&product, &text, &verdict, micros);
-    Ok(json_response(&verdict))
+            .body(answer.json.clone()),
+        Answered::Fresh(verdict) => json_response(&verdict),
+    })
 }
 
 /// `200` with a JSON body, serialised once into a buffer sized for a verdict (growing one from
@@ -326,14 +317,18 @@ impl Body {
 }
 
 pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
-    state.metrics.set_audit_dropped(state.audit.dropped());
+    state.http.set_audit_dropped(state.audit.dropped());
     let screener = state.screener.load();
+    let input = &screener.records().input;
     for p in screener.config.products.values() {
-        for (role, breaker) in [("guard", &p.guard_breaker), ("judge", &p.judge_breaker)] {
+        for (role, breaker) in [
+            ("guard", &p.input.guard.breaker),
+            ("judge", &p.input.judge.breaker),
+        ] {
             if let Some(b) = breaker {
-                state.metrics.set_breaker(&p.name, role, b.state());
+                input.set_breaker(&p.name, role, b.state());
                 let open = b.transport().open_sockets();
-                state.metrics.set_model_sockets(&p.name, role, open);
+                input.set_model_sockets(&p.name, role, open);
             }
         }
     }
@@ -367,7 +362,7 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError
             let state = |b: &Option<std::sync::Arc<crate::backends::breaker::Breaker>>| {
                 b.as_ref().map(|b| b.state().as_str())
             };
-            let v = serde_json::json!({"guard": state(&p.guard_breaker), "judge": state(&p.judge_breaker)});
+            let v = serde_json::json!({"guard": state(&p.input.guard.breaker), "judge": state(&p.input.judge.breaker)});
             (p.name.clone(), v)
         })
         .collect();

@@ -6,30 +6,33 @@ pub mod auth;
 pub mod error;
 pub mod handlers;
 pub mod output;
+pub mod records;
 
 use crate::config::{self, ConfigError, Overrides};
 use crate::obs::audit::AuditLog;
-use crate::obs::metrics::Metrics;
-use crate::screens::input::pipeline::Screener;
+use crate::obs::metrics::Registry;
+use crate::screens::input::Screener;
+use crate::screens::records::Records;
+use crate::screens::tools::Stores;
+use crate::settings::Settings;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{web, App};
 use arc_swap::ArcSwap;
+use records::HttpMetrics;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Default body limit: 64 KiB (`GUARD_MAX_BODY_BYTES` overrides).
-pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024;
-/// Default cap on screens in flight per process (`GUARD_MAX_IN_FLIGHT`); above it `503`.
-pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
-/// Default deadline for reading a whole request body (`GUARD_BODY_TIMEOUT_MS`); then `408`.
-pub const DEFAULT_BODY_TIMEOUT_MS: u64 = 5_000;
-
 pub struct AppState {
     /// The configuration in force; swapped whole on reload.
     pub screener: ArcSwap<Screener>,
-    pub metrics: Metrics,
+    /// The metrics registry every part records into (`/metrics` renders it).
+    pub metrics: Registry,
+    /// The service's own metrics.
+    pub http: HttpMetrics,
+    /// Every screen's records, handed to each loaded configuration.
+    pub records: Records,
     pub audit: Arc<AuditLog>,
     pub config_dir: PathBuf,
     pub overrides: Overrides,
@@ -51,55 +54,67 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// The state of a service whose environment sets nothing but the model `overrides`.
     pub fn load(
         config_dir: PathBuf,
         overrides: Overrides,
         audit: AuditLog,
     ) -> Result<Self, ConfigError> {
-        let metrics = Metrics::new().map_err(|e| ConfigError {
-            problems: vec![config::Problem {
-                file: "metrics".into(),
-                key: "-".into(),
-                message: e.to_string(),
-                hint: String::new(),
-            }],
-        })?;
-        let set = config::load(&config_dir, &overrides)?;
-        Ok(AppState {
-            screener: ArcSwap::from_pointee(Screener::new(set, metrics.clone())),
-            metrics,
-            audit: Arc::new(audit),
-            config_dir,
+        let settings = Settings {
             overrides,
-            max_body_bytes: env_number("GUARD_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES),
-            in_flight: Arc::new(tokio::sync::Semaphore::new(env_number(
-                "GUARD_MAX_IN_FLIGHT",
-                DEFAULT_MAX_IN_FLIGHT,
-            ))),
-            body_timeout: Duration::from_millis(env_number(
-                "GUARD_BODY_TIMEOUT_MS",
-                DEFAULT_BODY_TIMEOUT_MS,
-            )),
-            admin_token: std::env::var("GUARD_ADMIN_TOKEN")
-                .ok()
-                .filter(|t| !t.is_empty()),
-            api_keys: auth::ApiKeys::from_env().map_err(|e| ConfigError {
-                problems: vec![config::Problem {
-                    file: "environment".into(),
-                    key: "GUARD_API_KEYS".into(),
-                    message: e,
-                    hint: "`<key> <product>[,<product>]` or `<key> *`, one per line or `;`".into(),
-                }],
-            })?,
-            gate: crate::screens::tools::Stores::from_env().map_err(|e| ConfigError {
-                problems: vec![config::Problem {
-                    file: "environment".into(),
-                    key: "GUARD_REDIS_URL".into(),
-                    message: e,
-                    hint: "redis://host:6379/0".into(),
-                }],
-            })?,
-            ops_on_main: true,
+            ..Settings::default()
+        };
+        Self::with_settings(config_dir, &settings, audit)
+    }
+
+    /// Build the state once: the registry and every part's records, the configuration, the
+    /// access keys and the gate's stores, as `settings` say.
+    pub fn with_settings(
+        config_dir: PathBuf,
+        settings: &Settings,
+        audit: AuditLog,
+    ) -> Result<Self, ConfigError> {
+        let problem = |file: &str, key: &str, message: String, hint: &str| ConfigError {
+            problems: vec![config::Problem {
+                file: file.into(),
+                key: key.into(),
+                message,
+                hint: hint.into(),
+            }],
+        };
+        let metrics = Registry::new(settings.metrics);
+        let audit = Arc::new(audit);
+        let registered = HttpMetrics::new(&metrics)
+            .and_then(|http| Ok((http, Records::new(&metrics, audit.clone())?)));
+        let (http, records) = registered.map_err(|e| problem("metrics", "-", e.to_string(), ""))?;
+        let api_keys = auth::ApiKeys::load(
+            settings.api_keys.as_deref(),
+            settings.api_keys_file.as_deref(),
+        )
+        .map_err(|e| {
+            let hint = "`<key> <product>[,<product>]` or `<key> *`, one per line or `;`";
+            problem("environment", "GUARD_API_KEYS", e, hint)
+        })?;
+        let gate = Stores::new(settings.redis_url.as_deref())
+            .map_err(|e| problem("environment", "GUARD_REDIS_URL", e, "redis://host:6379/0"))?;
+        let set = config::load(&config_dir, &settings.overrides)?;
+        http.set_config(&revisions(&set));
+        let limits = settings.limits;
+        Ok(AppState {
+            screener: ArcSwap::from_pointee(Screener::new(set, records.clone())),
+            metrics,
+            http,
+            records,
+            audit,
+            config_dir,
+            overrides: settings.overrides.clone(),
+            max_body_bytes: limits.max_body_bytes,
+            in_flight: Arc::new(tokio::sync::Semaphore::new(limits.max_in_flight)),
+            body_timeout: limits.body_timeout,
+            admin_token: settings.admin_token.clone(),
+            api_keys,
+            gate,
+            ops_on_main: settings.ops_listen.is_none(),
         })
     }
 
@@ -107,35 +122,22 @@ impl AppState {
     /// when all of it is valid; requests in flight finish on the one they started with.
     pub fn reload(&self) -> Result<Vec<(String, String)>, ConfigError> {
         let result = config::load(&self.config_dir, &self.overrides);
-        self.metrics.record_reload(result.is_ok());
+        self.http.record_reload(result.is_ok());
         let set = result?;
-        let products = set
-            .products
-            .values()
-            .map(|p| (p.name.clone(), p.config_rev.clone()))
-            .collect();
+        let products = revisions(&set);
+        self.http.set_config(&products);
         self.screener
-            .store(Arc::new(Screener::new(set, self.metrics.clone())));
+            .store(Arc::new(Screener::new(set, self.records.clone())));
         Ok(products)
     }
 }
 
-/// A positive number from the environment, or the default (an unreadable value is reported and
-/// the default kept: a typo must not turn a limit off).
-fn env_number<T: std::str::FromStr + Copy + PartialOrd + Default + std::fmt::Display>(
-    name: &str,
-    default: T,
-) -> T {
-    match std::env::var(name) {
-        Ok(v) => match v.trim().parse::<T>() {
-            Ok(n) if n > T::default() => n,
-            _ => {
-                eprintln!("{name}={v:?} is not a positive number; using {default}");
-                default
-            }
-        },
-        Err(_) => default,
-    }
+/// Each product's name and revision.
+fn revisions(set: &config::ConfigSet) -> Vec<(String, String)> {
+    set.products
+        .values()
+        .map(|p| (p.name.clone(), p.config_rev.clone()))
+        .collect()
 }
 
 /// `/metrics`, `/healthz`, `/readyz`.

@@ -29,19 +29,12 @@ pub async fn screen_output(
 ) -> Result<HttpResponse, ApiError> {
     let _permit = admit(&state, &req)?;
     let (product, text, request_id) = read_request(&state, &req, payload).await?;
-    let started = Instant::now();
     let screener = state.screener.load_full();
     let p = screener
         .config
         .product(&product)
         .ok_or_else(|| ApiError::unknown_product(&product))?;
-    let mut v = output::screen(p, &text);
-    v.request_id = request_id;
-    state.metrics.record_output(&p.name, &v);
-    let elapsed = started.elapsed().as_micros() as u64;
-    state
-        .audit
-        .record_output(&p.name, &state.audit.text_hash(&text), &v, elapsed);
+    let v = output::answer(p, &text, request_id, screener.records());
     Ok(super::handlers::json_response(&v))
 }
 
@@ -62,7 +55,7 @@ struct Pump {
     line: Vec<u8>,
     out: Option<OutputStream>,
     hasher: crate::obs::audit::TextHasher,
-    product: std::sync::Arc<crate::config::Product>,
+    product: std::sync::Arc<crate::product::Product>,
     request_id: Option<String>,
     state: web::Data<AppState>,
     started: Instant,
@@ -203,12 +196,15 @@ impl Pump {
         };
         bytes.extend_from_slice(last.to_string().as_bytes());
         bytes.push(b'\n');
-        self.state.metrics.record_output(&self.product.name, &v);
         let hash = std::mem::replace(&mut self.hasher, self.state.audit.hasher()).finish();
-        let elapsed = self.started.elapsed().as_micros() as u64;
-        self.state
-            .audit
-            .record_output(&self.product.name, &hash, &v, elapsed);
+        let records = &self.state.records;
+        output::record(
+            records,
+            &self.product.name,
+            &hash,
+            &v,
+            self.started.elapsed(),
+        );
         bytes
     }
 }

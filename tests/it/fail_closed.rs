@@ -7,8 +7,8 @@ use crate::harness::{
 };
 use guard::backends::{BackendError, BackendKind, GuardBackend, Judgement};
 use guard::config::Overrides;
-use guard::obs::metrics::Metrics;
 use guard::screens::input::question::Question;
+use guard::screens::input::records::InputMetrics as Metrics;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use wiremock::matchers::method;
@@ -218,8 +218,11 @@ fn an_overriding_model_takes_its_own_kinds_thresholds() {
     };
     let p = &set.products["wallet-assistant"];
     // The product file's 0.62 was tuned for the embedded model; it is not inherited.
-    assert_eq!(p.thresholds, BackendKind::LlamaGuard3.default_thresholds());
-    assert_eq!(p.thresholds.allow_below, 0.5);
+    assert_eq!(
+        p.input.guard.thresholds,
+        BackendKind::LlamaGuard3.default_thresholds()
+    );
+    assert_eq!(p.input.guard.thresholds.allow_below, 0.5);
 }
 
 // 5. Answers a backend cannot map with certainty fail closed.
@@ -299,7 +302,7 @@ async fn a_panicking_guard_blocks_as_check_failed() {
     else {
         panic!("one reference");
     };
-    product.guard = Arc::new(Panicking);
+    product.input.guard.backend = Arc::new(Panicking);
     let metrics = Metrics::with_recording(true).unwrap_or_else(|e| panic!("{e}"));
     let q = Question::new("how do I check my balance");
     let v = guard::screens::input::pipeline::run_stages(product, &q, &metrics).await;

@@ -169,9 +169,13 @@ pub async fn app_for(
 
 /// The current value of a metric (counters and gauges summed over the series whose labels
 /// match), read from the state's own registry.
-pub fn counter_value(m: &guard::obs::metrics::Metrics, name: &str, labels: &[(&str, &str)]) -> f64 {
+pub fn counter_value(
+    m: &guard::obs::metrics::Registry,
+    name: &str,
+    labels: &[(&str, &str)],
+) -> f64 {
     let mut total = 0.0;
-    for family in m.registry.gather() {
+    for family in m.gather() {
         if family.get_name() != name {
             continue;
         }

@@ -18,7 +18,7 @@ fn config() -> &'static ConfigSet {
     })
 }
 
-fn wallet() -> &'static guard::config::Product {
+fn wallet() -> &'static guard::product::Product {
     &config().products["wallet-assistant"]
 }
 

@@ -32,10 +32,10 @@ proptest! {
         let p = p.unwrap_or_else(|| unreachable!());
         let text = normalise(&s);
         let _ = script::evaluate(&text);
-        let ev = p.lexicon.evidence(&text);
-        let _ = banglish::evaluate(&p.lexicon, &text);
+        let ev = p.input.lexicon.evidence(&text);
+        let _ = banglish::evaluate(&p.input.lexicon, &text);
         let _ = lang_id::evaluate(&text, &ev);
-        let _ = p.signatures.evaluate(&text);
+        let _ = p.input.signatures.evaluate(&text);
         let _ = mask_cards(&s);
     }
 
@@ -82,7 +82,7 @@ proptest! {
         prop_assume!(p.is_some());
         let p = p.unwrap_or_else(|| unreachable!());
         let q = guard::screens::input::question::Question::new(&s);
-        let metrics = guard::obs::metrics::Metrics::with_recording(false)
+        let metrics = guard::screens::input::records::InputMetrics::with_recording(false)
             .unwrap_or_else(|e| panic!("{e}"));
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
         let rt = rt.unwrap_or_else(|e| panic!("{e}"));

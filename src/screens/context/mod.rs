@@ -5,78 +5,54 @@
 //! tokens and our own markers broken up (as in the judge's request), invisible characters
 //! removed and card numbers masked.
 //!
+//! - [`verdict`]  per document its decision, reason and trace
+//! - [`records`]  documents by decision, and the audit line
+//!
 //! The optional ownership check drops documents whose `owner` is not the caller. It is defence
 //! in depth only: access filtering belongs in the retriever, before top-k, or a customer's
 //! question can still be answered from ranking signals of documents it never sees.
 
-use crate::config::Product;
-use crate::obs::metrics::Metrics;
+pub mod records;
+pub mod verdict;
+
+pub use verdict::{ContextVerdict, DocDecision, DocVerdict, Document};
+
+use crate::product::Product;
 use crate::screens::input::pipeline::run_plan;
 use crate::screens::input::question::Question;
+use crate::screens::input::records::InputMetrics;
 use crate::screens::input::stages::judge::neutralise;
 use crate::screens::input::stages::Context;
-use crate::verdict::{Decision, Reason, Stage, TraceEntry};
-use serde::Serialize;
+use crate::screens::records::Records;
+use crate::verdict::{Decision, Reason, Stage};
+use std::time::Instant;
 
 /// The markers around each document that passes.
 pub const OPEN: &str = "<<<UNTRUSTED_DOCUMENT";
 pub const CLOSE: &str = "UNTRUSTED_DOCUMENT>>>";
 
-#[derive(Debug, Clone)]
-pub struct Document {
-    pub id: Option<String>,
-    pub text: String,
-    pub owner: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DocDecision {
-    /// Screened and wrapped: hand `wrapped` to the model, never `text`.
-    Pass,
-    /// Refused by a safety check: leave it out.
-    Block,
-    /// Owned by someone other than the caller: left out.
-    Drop,
-}
-
-impl DocDecision {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DocDecision::Pass => "pass",
-            DocDecision::Block => "block",
-            DocDecision::Drop => "drop",
-        }
+/// The screen of `POST /v1/screen-context`: every document screened, then recorded (documents
+/// by decision, and one audit line with a keyed hash of each document's text).
+pub async fn answer(
+    product: &Product,
+    docs: Vec<Document>,
+    caller: Option<&str>,
+    request_id: Option<String>,
+    records: &Records,
+) -> ContextVerdict {
+    let started = Instant::now();
+    let hmacs: Vec<String> = docs
+        .iter()
+        .map(|d| records.audit.text_hash(&d.text))
+        .collect();
+    let mut verdict = screen(product, docs, caller, &records.input).await;
+    verdict.request_id = request_id;
+    for v in &verdict.documents {
+        records.context.record(&product.name, v.decision);
     }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct DocVerdict {
-    pub index: usize,
-    pub id: Option<String>,
-    pub decision: DocDecision,
-    /// `passed`, the input side's reason codes (`prompt_injection`, `unsafe`,
-    /// `guard_unavailable`, `check_failed`), `borderline`, or `not_owner`.
-    pub reason: &'static str,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub categories: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub score: Option<f32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub wrapped: Option<String>,
-    pub trace: Vec<TraceEntry>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ContextVerdict {
-    pub product: String,
-    pub documents: Vec<DocVerdict>,
-    pub passed: usize,
-    pub blocked: usize,
-    pub dropped: usize,
-    pub config_rev: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub request_id: Option<String>,
+    let micros = started.elapsed().as_micros() as u64;
+    records::audit_documents(&records.audit, &verdict, &hmacs, micros);
+    verdict
 }
 
 /// Screen every document (in order); `caller` turns on the ownership check.
@@ -84,7 +60,7 @@ pub async fn screen(
     product: &Product,
     docs: Vec<Document>,
     caller: Option<&str>,
-    metrics: &Metrics,
+    metrics: &InputMetrics,
 ) -> ContextVerdict {
     // Concurrently: with a remote guard model the documents share its latency (its
     // breaker's concurrency cap still bounds the calls).
@@ -94,9 +70,6 @@ pub async fn screen(
             .map(|(index, doc)| screen_one(product, index, doc, caller, metrics)),
     )
     .await;
-    for v in &out {
-        metrics.record_context(&product.name, v.decision);
-    }
     let count = |d: DocDecision| out.iter().filter(|v| v.decision == d).count();
     ContextVerdict {
         product: product.name.clone(),
@@ -114,7 +87,7 @@ async fn screen_one(
     index: usize,
     doc: Document,
     caller: Option<&str>,
-    metrics: &Metrics,
+    metrics: &InputMetrics,
 ) -> DocVerdict {
     if let (Some(caller), Some(owner)) = (caller, doc.owner.as_deref()) {
         if caller.trim() != owner.trim() {

@@ -1,11 +1,253 @@
 //! The input screen: every user message before the agent sees it.
 //!
+//! ```text
+//! text ─► question ─► cache? ─► pipeline (script → banglish → lang_id → signatures → policy → guard → judge) ─► verdict
+//! ```
+//!
 //! - [`question`]  the question computed once: normalised, hidden, folded, decoded, outbound
-//! - [`cache`]     the verdict cache
+//! - [`cache`]     the verdict cache; [`answer`] the answers kept per thread, serialised once
 //! - [`pipeline`]  the only place the stage order lives; fail-open/closed policy
-//! - [`stages`]    script → banglish → lang_id → signatures → policy → guard → judge
+//! - [`stages`]    one module per stage; [`section`] the product's settings they run with
+//! - [`records`]   the screen's metrics and audit line
+//!
+//! [`Screener`] is the screen's entry: a loaded configuration with its caches and records.
 
+pub mod answer;
 pub mod cache;
 pub mod pipeline;
 pub mod question;
+pub mod records;
+pub mod section;
 pub mod stages;
+
+use crate::config::ConfigSet;
+use crate::product::Product;
+use crate::screens::records::Records;
+use crate::verdict::{Decision, Verdict};
+use answer::{Answer, Recent};
+use cache::{Cached, VerdictCache};
+use pipeline::run_stages;
+use question::Question;
+use records::{audit_cached, audit_verdict, ProductMetrics};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// A loaded configuration with its caches and records: what one request works against, on
+/// every screen. Replaced whole on reload; a request keeps the `Arc<Screener>` it started with.
+pub struct Screener {
+    pub config: ConfigSet,
+    products: HashMap<String, ProductScreen>,
+    records: Records,
+    /// Distinct for every loaded configuration: the per-thread [`Recent`] answers belong to one.
+    generation: u64,
+}
+
+/// What `POST /v1/screen` answers with: a cached answer, shared and already serialised, or a
+/// verdict to serialise.
+pub enum Answered {
+    Shared(Arc<Answer>),
+    Fresh(Verdict),
+}
+
+/// A verdict screened now, or one read from the cache (shared and serialised).
+enum Screened {
+    Fresh(Verdict),
+    Cached(Arc<Answer>),
+}
+
+/// What a screen for one product needs, found with one look-up by name.
+struct ProductScreen {
+    product: Arc<Product>,
+    cache: Option<VerdictCache>,
+    metrics: ProductMetrics,
+}
+
+impl Screener {
+    pub fn new(config: ConfigSet, records: Records) -> Self {
+        for p in config.products.values() {
+            records.init_product(p);
+        }
+        let products = config
+            .products
+            .values()
+            .map(|p| {
+                let screen = ProductScreen {
+                    product: p.clone(),
+                    cache: p
+                        .cache
+                        .enabled
+                        .then(|| VerdictCache::new(&p.name, &p.cache, &records.input)),
+                    metrics: records.input.for_product(&p.name),
+                };
+                (p.name.clone(), screen)
+            })
+            .collect();
+        static GENERATION: AtomicU64 = AtomicU64::new(1);
+        Screener {
+            config,
+            products,
+            records,
+            generation: GENERATION.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// Every screen's records (metrics and the audit log).
+    pub fn records(&self) -> &Records {
+        &self.records
+    }
+
+    /// A product by name.
+    pub fn product(&self, name: &str) -> Option<&Arc<Product>> {
+        self.products.get(name).map(|s| &s.product)
+    }
+
+    /// Screen one question for a product; `None` when the product does not exist.
+    pub async fn screen(&self, product: &str, text: &str) -> Option<Verdict> {
+        Some(self.screen_with(product, text, true).await?.0)
+    }
+
+    /// [`screen`](Self::screen) without the verdict cache: for a one-shot bulk run
+    /// (`guard screen --jsonl`), where rows rarely repeat and a cache insert per row cost more
+    /// than the screen itself (the development split took 0.30 s with it, 0.20 s without).
+    pub async fn screen_uncached(&self, product: &str, text: &str) -> Option<Verdict> {
+        Some(self.screen_with(product, text, false).await?.0)
+    }
+
+    /// The screen of `POST /v1/screen`, its audit line written: a verdict read from the cache
+    /// comes back shared and serialised (unless the caller's request id must go into it);
+    /// `None` when the product does not exist.
+    pub async fn answer(
+        &self,
+        product: &str,
+        text: &str,
+        request_id: Option<String>,
+    ) -> Option<Answered> {
+        let started = Instant::now();
+        let screened = self.screen_answer(product, text).await?;
+        let micros = started.elapsed().as_micros() as u64;
+        let audit = &self.records.audit;
+        // A cached verdict is answered with its JSON as serialised once; a request id needs its own.
+        if let (Screened::Cached(answer), None) = (&screened, &request_id) {
+            audit_cached(audit, &answer.audit, product, text, &answer.verdict, micros);
+            return Some(Answered::Shared(answer.clone()));
+        }
+        let mut verdict = match screened {
+            Screened::Fresh(v) => v,
+            Screened::Cached(a) => a.verdict.clone(),
+        };
+        verdict.request_id = request_id;
+        audit_verdict(audit, product, text, &verdict, micros);
+        Some(Answered::Fresh(verdict))
+    }
+
+    /// A verdict read from the cache comes back shared and serialised, and is kept for this
+    /// thread ([`Recent`]) until its cache entry expires, so the same question again is
+    /// answered without screening or serialising.
+    async fn screen_answer(&self, product: &str, text: &str) -> Option<Screened> {
+        let screen = self.products.get(product)?;
+        if let Some(cache) = &screen.cache {
+            let started = Instant::now();
+            if let Some(answer) = Recent::get(self.generation, product, text, started) {
+                screen.metrics.record_cache(true, cache.inner.entry_count());
+                let seconds = started.elapsed().as_secs_f64();
+                screen.metrics.record_verdict(&answer.verdict, seconds);
+                return Some(Screened::Cached(answer));
+            }
+        }
+        let (verdict, expires) = self.screen_with(product, text, true).await?;
+        let Some(expires) = expires else {
+            return Some(Screened::Fresh(verdict));
+        };
+        let Ok(json) = serde_json::to_vec(&verdict) else {
+            return Some(Screened::Fresh(verdict));
+        };
+        let answer = Arc::new(Answer {
+            verdict,
+            json: json.into(),
+            expires,
+            audit: Default::default(),
+        });
+        Recent::keep(self.generation, product, text, answer.clone());
+        Some(Screened::Cached(answer))
+    }
+
+    /// The verdict, and when it was read from the cache, when that entry expires.
+    async fn screen_with(
+        &self,
+        product: &str,
+        text: &str,
+        use_cache: bool,
+    ) -> Option<(Verdict, Option<Instant>)> {
+        let screen = self.products.get(product)?;
+        let started = Instant::now();
+        let question = Question::new(text);
+        let (verdict, expires) = match screen.cache.as_ref().filter(|_| use_cache) {
+            None => (self.run(&screen.product, &question).await, None),
+            Some(cache) => self.through_cache(screen, cache, &question).await,
+        };
+        let seconds = started.elapsed().as_secs_f64();
+        screen.metrics.record_verdict(&verdict, seconds);
+        Some((verdict, expires))
+    }
+
+    /// The verdict through the product's cache: identical questions in flight share one run
+    /// of the stages.
+    async fn through_cache(
+        &self,
+        screen: &ProductScreen,
+        cache: &VerdictCache,
+        question: &Question,
+    ) -> (Verdict, Option<Instant>) {
+        let product = &screen.product;
+        let key = VerdictCache::key(&product.name, &product.config_rev, question.text());
+        let ran = AtomicBool::new(false);
+        // The request that runs the stages keeps its own verdict (real timings); only the ones
+        // that waited for it, and later hits, read the cached entry.
+        let fresh: Mutex<Option<Verdict>> = Mutex::new(None);
+        let result = cache
+            .inner
+            .try_get_with(key, async {
+                ran.store(true, Ordering::Relaxed);
+                let v = self.run(product, question).await;
+                // Fail-open / fail-closed verdicts are handed back as errors: never cached.
+                if v.fail_mode.is_some() {
+                    return Err(v);
+                }
+                let entry = cache::encode(&v);
+                if let Ok(mut slot) = fresh.lock() {
+                    *slot = Some(v);
+                }
+                Ok(Cached {
+                    created: Instant::now(),
+                    entry,
+                })
+            })
+            .await;
+        let hit = !ran.load(Ordering::Relaxed);
+        screen.metrics.record_cache(hit, cache.inner.entry_count());
+        let fresh = fresh.into_inner().ok().flatten();
+        match (result, fresh) {
+            (Err(e), _) => ((*e).clone(), None),
+            (Ok(_), Some(v)) => (v, None),
+            (Ok(cached), None) => match restore(product, &cached.entry) {
+                Some(v) => (v, Some(cached.created + cache.ttl)),
+                None => (self.run(product, question).await, None),
+            },
+        }
+    }
+
+    async fn run(&self, product: &Product, question: &Question) -> Verdict {
+        run_stages(product, question, &self.records.input).await
+    }
+}
+
+/// A full verdict again from a cached entry; `None` if the entry cannot be read (never expected).
+fn restore(product: &Product, entry: &[u8]) -> Option<Verdict> {
+    let mut v = cache::decode(entry)?;
+    v.reply =
+        (v.decision == Decision::Block).then(|| product.replies.for_block(v.reason, &v.categories));
+    v.config_rev = product.config_rev.clone();
+    Some(v)
+}

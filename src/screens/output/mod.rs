@@ -3,59 +3,92 @@
 //! lists is masked ([`crate::redact`], the same code the input side masks cards with), internal
 //! names are replaced, and an answer holding a kind the product says must never go out (a full
 //! PIN or OTP) is blocked.
+//!
+//! The masking runs through the screens' shared [`step_sync`]: a crash of it blocks the answer
+//! (`check_failed`, fail closed) and is traced as such.
+//!
+//! - [`policy`]   the product's `[output]` section, raw and validated
+//! - [`verdict`]  the verdict, its reason and its trace
+//! - [`records`]  the screen's metrics and audit line
 
-use crate::config::Product;
+pub mod policy;
+pub mod records;
+pub mod verdict;
+
+pub use verdict::{OutputReason, OutputStep, OutputTrace, OutputVerdict};
+
+use crate::product::Product;
 use crate::redact::{Finding, Kind, Redacted};
-use serde::Serialize;
+use crate::screens::records::Records;
+use crate::screens::{step_sync, Trace};
+use crate::verdict::{FailMode, Outcome};
 use std::collections::BTreeMap;
-
-/// What `POST /v1/screen-output` answers (and the last line of the stream, with `done`).
-#[derive(Debug, Clone, Serialize)]
-pub struct OutputVerdict {
-    /// `allow`, or `block` when a kind in the product's `output.block` was found.
-    pub decision: crate::verdict::Decision,
-    /// The answer with every value masked (absent on the stream's last line: it was streamed).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// Kind and char offsets in the masked text of every value found; never the values.
-    pub findings: Vec<Finding>,
-    /// How many of each kind.
-    pub counts: BTreeMap<Kind, usize>,
-    /// The kinds that blocked the answer.
-    pub blocked_kinds: Vec<Kind>,
-    pub config_rev: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub request_id: Option<String>,
-    /// `check_failed` when the masking itself crashed: the answer is blocked and nothing more
-    /// of it is given out (fail closed).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<&'static str>,
-}
+use std::convert::Infallible;
+use std::time::{Duration, Instant};
 
 /// Screen a whole answer. A crash of the masking blocks the answer (`check_failed`).
 pub fn screen(product: &Product, text: &str) -> OutputVerdict {
-    let masked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        product
-            .output
-            .redactor
-            .redact(&crate::text::normalise_output(text))
-    }));
-    match masked {
-        Ok(out) => verdict(product, Some(out.text), out.findings),
-        Err(_) => check_failed(product),
+    let redactor = &product.output.redactor;
+    let ran =
+        step_sync(|| Ok::<_, Infallible>(redactor.redact(&crate::text::normalise_output(text))));
+    let mut trace = Trace::with_capacity(1);
+    match ran.result {
+        Ok(out) => {
+            trace.record(OutputStep::Mask, Outcome::Pass, ran.elapsed, None);
+            verdict(product, Some(out.text), out.findings, trace)
+        }
+        Err(_) => {
+            let detail = "check panicked".to_string();
+            trace.failed(OutputStep::Mask, FailMode::Closed, ran.elapsed, detail);
+            check_failed(product, trace)
+        }
     }
 }
 
+/// The screen of `POST /v1/screen-output`: the verdict with the caller's request id, recorded
+/// (metrics and audit line).
+pub fn answer(
+    product: &Product,
+    text: &str,
+    request_id: Option<String>,
+    records: &Records,
+) -> OutputVerdict {
+    let started = Instant::now();
+    let mut v = screen(product, text);
+    v.request_id = request_id;
+    let hmac = records.audit.text_hmac(text);
+    record(records, &product.name, hmac.as_str(), &v, started.elapsed());
+    v
+}
+
+/// Record one answer's verdict: its metrics and its audit line (the answer as a keyed hash).
+pub fn record(
+    records: &Records,
+    product: &str,
+    text_hmac: &str,
+    v: &OutputVerdict,
+    took: Duration,
+) {
+    records.output.record(product, v);
+    let micros = took.as_micros() as u64;
+    records::audit_answer(&records.audit, product, text_hmac, v, micros);
+}
+
 /// The verdict of an answer whose masking crashed: blocked, no text.
-fn check_failed(product: &Product) -> OutputVerdict {
-    let mut v = verdict(product, None, Vec::new());
-    v.decision = crate::verdict::Decision::Block;
-    v.reason = Some("check_failed");
+fn check_failed(product: &Product, trace: Trace<OutputTrace>) -> OutputVerdict {
+    let mut v = verdict(product, None, Vec::new(), trace);
+    v.reason = OutputReason::CheckFailed;
+    v.decision = v.reason.decision();
     v
 }
 
 /// The verdict over everything found (for the stream: what all its chunks found).
-pub fn verdict(product: &Product, text: Option<String>, findings: Vec<Finding>) -> OutputVerdict {
+fn verdict(
+    product: &Product,
+    text: Option<String>,
+    findings: Vec<Finding>,
+    trace: Trace<OutputTrace>,
+) -> OutputVerdict {
     let mut counts = BTreeMap::new();
     for f in &findings {
         *counts.entry(f.kind).or_insert(0) += 1;
@@ -65,19 +98,21 @@ pub fn verdict(product: &Product, text: Option<String>, findings: Vec<Finding>) 
         .filter(|k| product.output.block.contains(k))
         .copied()
         .collect();
+    let reason = if blocked_kinds.is_empty() {
+        OutputReason::Passed
+    } else {
+        OutputReason::BlockedKind
+    };
     OutputVerdict {
-        decision: if blocked_kinds.is_empty() {
-            crate::verdict::Decision::Allow
-        } else {
-            crate::verdict::Decision::Block
-        },
+        decision: reason.decision(),
         text,
         findings,
         counts,
         blocked_kinds,
         config_rev: product.config_rev.clone(),
         request_id: None,
-        reason: None,
+        reason,
+        trace: trace.into_lines(),
     }
 }
 
@@ -87,6 +122,9 @@ pub struct OutputStream {
     findings: Vec<Finding>,
     /// The masking crashed: nothing more leaves, and the verdict blocks.
     failed: bool,
+    /// The masking's time over every chunk, and how many chunks: one trace line at the end.
+    took: Duration,
+    chunks: usize,
 }
 
 impl OutputStream {
@@ -95,6 +133,8 @@ impl OutputStream {
             stream: product.output.redactor.stream(),
             findings: Vec::new(),
             failed: false,
+            took: Duration::ZERO,
+            chunks: 0,
         }
     }
 
@@ -105,10 +145,11 @@ impl OutputStream {
             return String::new();
         }
         let stream = &mut self.stream;
-        let pushed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            stream.push(&crate::text::normalise_output(chunk))
-        }));
-        match pushed {
+        let ran =
+            step_sync(|| Ok::<_, Infallible>(stream.push(&crate::text::normalise_output(chunk))));
+        self.took += ran.elapsed;
+        self.chunks += 1;
+        match ran.result {
             Ok(Redacted { text, findings }) => {
                 self.findings.extend(findings);
                 text
@@ -123,16 +164,27 @@ impl OutputStream {
     /// The end of the answer: the rest of the masked text and the verdict (blocked, and the
     /// held text withheld, if the masking crashed).
     pub fn finish(mut self, product: &Product) -> (String, OutputVerdict) {
-        if self.failed {
-            return (String::new(), check_failed(product));
-        }
-        let stream = &mut self.stream;
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stream.finish())) {
-            Ok(Redacted { text, findings }) => {
-                self.findings.extend(findings);
-                (text, verdict(product, None, self.findings))
+        let mut trace = Trace::with_capacity(1);
+        let ran = match self.failed {
+            true => None,
+            false => {
+                let stream = &mut self.stream;
+                Some(step_sync(|| Ok::<_, Infallible>(stream.finish())))
             }
-            Err(_) => (String::new(), check_failed(product)),
+        };
+        self.took += ran.as_ref().map_or(Duration::ZERO, |r| r.elapsed);
+        match ran.map(|r| r.result) {
+            Some(Ok(Redacted { text, findings })) => {
+                self.findings.extend(findings);
+                let detail = Some(format!("chunks={}", self.chunks));
+                trace.record(OutputStep::Stream, Outcome::Pass, self.took, detail);
+                (text, verdict(product, None, self.findings, trace))
+            }
+            None | Some(Err(_)) => {
+                let detail = format!("check panicked (chunks={})", self.chunks);
+                trace.failed(OutputStep::Stream, FailMode::Closed, self.took, detail);
+                (String::new(), check_failed(product, trace))
+            }
         }
     }
 }

@@ -10,142 +10,29 @@
 //! Every call gets a decision, in order: `run`, `skip` (with a reason code and a message the
 //! model can act on), `needs_approval` (a person decides), or `reuse` (an identical call of the
 //! same turn or batch; its id is given). Never a silent drop. When the state cannot be read the
-//! gate fails closed: every call that needed it is skipped as `gate_unavailable`.
+//! gate fails closed: every call that needed it is skipped as `gate_unavailable`; when a check
+//! of the gate itself crashes, as `check_failed`. Both steps run through the screens' shared
+//! [`step`](crate::screens::step).
 
 pub mod canonical;
 pub mod policy;
+pub mod records;
 mod rules;
 pub mod store;
+pub mod verdict;
 
+pub use verdict::{CallDecision, Decision, GateReason, GateStep, GateTrace, GateVerdict};
+pub use verdict::{ProposedCall, Round};
+
+use crate::product::Product;
+use crate::screens::records::Records;
+use crate::screens::{step, step_sync, Failure, Trace};
+use crate::verdict::{FailMode, Outcome};
 use policy::ToolPolicy;
 use rules::{arg_values, check, hash, key, nonce, velocity_message, Site, Tentative};
-use serde::Serialize;
-use serde_json::Value;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use store::{MemoryStore, Pending, RedisStore, Settled, StateRound, StoreError};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Decision {
-    Run,
-    Skip,
-    NeedsApproval,
-    Reuse,
-}
-
-impl Decision {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::Run => "run",
-            Decision::Skip => "skip",
-            Decision::NeedsApproval => "needs_approval",
-            Decision::Reuse => "reuse",
-        }
-    }
-}
-
-/// Stable reason codes of the gate's decisions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GateReason {
-    /// Allowed, within every limit.
-    Allowed,
-    /// The tool cannot be undone: a person approves every call.
-    Irreversible,
-    /// The amount is above the tool's approval threshold.
-    OverApprovalThreshold,
-    /// Past the per-round cap.
-    RoundCap,
-    /// No id or no tool name, or an id used twice in the round.
-    InvalidCall,
-    /// Arguments that are not an object, or a limited argument missing or unreadable.
-    InvalidArguments,
-    /// The tool is not on the product's allowlist.
-    ToolNotAllowed,
-    /// An argument over the tool's limit.
-    OverLimit,
-    /// A velocity window is full.
-    Velocity,
-    /// Identical to an earlier call of this turn.
-    DuplicateCall,
-    /// The gate's state could not be read or written: fail closed.
-    GateUnavailable,
-}
-
-impl GateReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GateReason::Allowed => "allowed",
-            GateReason::Irreversible => "irreversible",
-            GateReason::OverApprovalThreshold => "over_approval_threshold",
-            GateReason::RoundCap => "round_cap",
-            GateReason::InvalidCall => "invalid_call",
-            GateReason::InvalidArguments => "invalid_arguments",
-            GateReason::ToolNotAllowed => "tool_not_allowed",
-            GateReason::OverLimit => "over_limit",
-            GateReason::Velocity => "velocity",
-            GateReason::DuplicateCall => "duplicate_call",
-            GateReason::GateUnavailable => "gate_unavailable",
-        }
-    }
-}
-
-/// One proposed call as the wire gave it (the handler is tolerant about its shape).
-#[derive(Debug, Clone)]
-pub struct ProposedCall {
-    pub id: Option<String>,
-    pub tool: Option<String>,
-    /// The arguments, or why they could not be read.
-    pub args: Result<Value, String>,
-}
-
-#[derive(Debug, Clone)]
-pub struct Round {
-    pub conversation: String,
-    pub turn: String,
-    pub calls: Vec<ProposedCall>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct CallDecision {
-    pub index: usize,
-    pub id: Option<String>,
-    pub tool: Option<String>,
-    pub decision: Decision,
-    pub reason: GateReason,
-    /// What the model can do about it (skips and approvals).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// For `reuse`: the id whose result stands for this call.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reuse_of: Option<String>,
-    /// For `velocity`: the rule's id.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rule: Option<String>,
-    /// The argument names with each canonical value: for the decision log, which writes only
-    /// keyed hashes of them. Never serialised.
-    #[serde(skip)]
-    pub arg_values: Vec<(String, String)>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct GateTrace {
-    pub step: &'static str,
-    pub micros: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct GateVerdict {
-    pub product: String,
-    pub conversation: String,
-    pub turn: String,
-    pub decisions: Vec<CallDecision>,
-    pub config_rev: String,
-    pub trace: Vec<GateTrace>,
-}
 
 /// The gate's state stores: the in-process one always, Redis when `GUARD_REDIS_URL` is set.
 pub struct Stores {
@@ -158,10 +45,11 @@ pub struct Stores {
 pub const MEMORY_STORE_KEYS: usize = 200_000;
 
 impl Stores {
-    pub fn from_env() -> Result<Self, String> {
-        match std::env::var("GUARD_REDIS_URL") {
-            Ok(url) if !url.trim().is_empty() => Self::with_redis(url.trim()),
-            _ => Ok(Stores {
+    /// The in-process store, and Redis at `redis_url` (`GUARD_REDIS_URL`) when there is one.
+    pub fn new(redis_url: Option<&str>) -> Result<Self, String> {
+        match redis_url {
+            Some(url) => Self::with_redis(url),
+            None => Ok(Stores {
                 memory: MemoryStore::new(MEMORY_STORE_KEYS),
                 redis: None,
             }),
@@ -202,6 +90,29 @@ pub fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
+/// The gate of `POST /v1/tool-calls`: one round decided, then recorded (metrics and the
+/// decision log).
+pub async fn screen(
+    product: &Product,
+    stores: &Stores,
+    round: Round,
+    records: &Records,
+) -> GateVerdict {
+    let started = Instant::now();
+    let p = product;
+    let verdict = decide(&p.name, &p.config_rev, &p.tools, stores, round, now_ms()).await;
+    let elapsed = started.elapsed();
+    records
+        .tools
+        .record(&verdict, &p.tools, elapsed.as_secs_f64());
+    records::audit_round(&records.audit, &verdict, elapsed.as_micros() as u64);
+    verdict
+}
+
+/// A call that passed the rules, waiting for the state: where its decision is, what the state
+/// is asked, and what the call will be if the state lets it go ahead.
+type Waiting = (usize, Pending, Tentative);
+
 /// A tool call's verdict for one round; `now_ms` is the clock of the in-process store (Redis
 /// uses its own).
 pub async fn decide(
@@ -212,108 +123,14 @@ pub async fn decide(
     round: Round,
     now_ms: u64,
 ) -> GateVerdict {
-    let started = Instant::now();
-    let nonce = nonce();
-    let conversation = hash(&round.conversation);
-    let mut decisions = Vec::with_capacity(round.calls.len());
-    let mut pending: Vec<(usize, Pending, Tentative)> = Vec::new();
-    let mut ids: HashMap<String, usize> = HashMap::new();
-    for (index, call) in round.calls.iter().enumerate() {
-        let mut d = CallDecision {
-            index,
-            id: call.id.clone(),
-            tool: call.tool.clone(),
-            decision: Decision::Skip,
-            reason: GateReason::InvalidCall,
-            message: None,
-            reuse_of: None,
-            rule: None,
-            arg_values: arg_values(&call.args),
-        };
-        let at = Site {
-            product,
-            conversation: &conversation,
-            nonce: &nonce,
-            index,
-        };
-        match check(policy, call, &at, &mut ids) {
-            Err((reason, message)) => {
-                d.reason = reason;
-                d.message = Some(message);
-            }
-            Ok((tentative, p)) => pending.push((decisions.len(), p, tentative)),
-        }
-        decisions.push(d);
-    }
-    let rules_micros = started.elapsed().as_micros() as u64;
-    let mut trace = vec![GateTrace {
-        step: "rules",
-        micros: rules_micros,
-        detail: None,
-    }];
+    let mut trace = Trace::with_capacity(2);
+    let (mut decisions, pending) = apply_rules(product, policy, &round, &mut trace);
     if !pending.is_empty() {
-        let state_started = Instant::now();
-        let state_round = StateRound {
-            turn_key: key(
-                product,
-                &["turn", &hash(&round.conversation), &hash(&round.turn)],
-            ),
-            dedupe_ttl_ms: policy.dedupe_ttl_ms,
-            calls: pending.iter().map(|(_, p, _)| p.clone()).collect(),
-        };
-        let settled = stores.apply(policy, &state_round, now_ms).await;
-        let detail = match &settled {
-            Ok(_) => policy.store.as_str().to_string(),
-            Err(e) => format!("{}: {e}", policy.store.as_str()),
-        };
-        trace.push(GateTrace {
-            step: "state",
-            micros: state_started.elapsed().as_micros() as u64,
-            detail: Some(detail),
-        });
-        match settled {
-            Ok(settled) => {
-                for ((at, _, tentative), s) in pending.iter().zip(settled) {
-                    let d = &mut decisions[*at];
-                    match s {
-                        Settled::Fresh => {
-                            d.decision = tentative.decision;
-                            d.reason = tentative.reason;
-                            d.message = tentative.message.clone();
-                        }
-                        Settled::Reuse(id) => {
-                            d.decision = Decision::Reuse;
-                            d.reason = GateReason::DuplicateCall;
-                            d.message = Some(format!(
-                                "identical to call `{id}` of this turn: use its result"
-                            ));
-                            d.reuse_of = Some(id);
-                        }
-                        Settled::Velocity(rule) => {
-                            let v = policy.velocity.get(rule);
-                            d.decision = Decision::Skip;
-                            d.reason = GateReason::Velocity;
-                            d.rule = v.map(|v| v.id.clone());
-                            d.message = Some(match v {
-                                Some(v) => velocity_message(v, d.tool.as_deref().unwrap_or("")),
-                                None => "too many calls for now: wait, or ask a person".into(),
-                            });
-                        }
-                    }
-                }
-            }
-            Err(_) => {
-                for (at, _, _) in &pending {
-                    let d = &mut decisions[*at];
-                    d.decision = Decision::Skip;
-                    d.reason = GateReason::GateUnavailable;
-                    d.message = Some(
-                        "the gate cannot check this call's limits right now: try again later"
-                            .into(),
-                    );
-                }
-            }
-        }
+        let settled = read_state(
+            product, policy, stores, &round, &pending, now_ms, &mut trace,
+        )
+        .await;
+        apply_state(policy, &pending, settled, &mut decisions);
     }
     GateVerdict {
         product: product.to_string(),
@@ -321,6 +138,156 @@ pub async fn decide(
         turn: round.turn,
         decisions,
         config_rev: config_rev.to_string(),
-        trace,
+        trace: trace.into_lines(),
+    }
+}
+
+/// The rules step: every call's static checks, in order. A crash of the rules fails the round
+/// closed: every call is skipped as `check_failed`.
+fn apply_rules(
+    product: &str,
+    policy: &ToolPolicy,
+    round: &Round,
+    trace: &mut Trace<GateTrace>,
+) -> (Vec<CallDecision>, Vec<Waiting>) {
+    let ran = step_sync(|| Ok::<_, ()>(rules_of_round(product, policy, round)));
+    match ran.result {
+        Ok(decided) => {
+            trace.record(GateStep::Rules, Outcome::Pass, ran.elapsed, None);
+            decided
+        }
+        Err(_) => {
+            trace.failed(
+                GateStep::Rules,
+                FailMode::Closed,
+                ran.elapsed,
+                "check panicked".into(),
+            );
+            let failed = round
+                .calls
+                .iter()
+                .enumerate()
+                .map(|(index, call)| {
+                    let mut d = CallDecision::new(index, call, Vec::new());
+                    let message = "the gate cannot check this call right now: try again later";
+                    d.set(GateReason::CheckFailed, Some(message.into()));
+                    d
+                })
+                .collect();
+            (failed, Vec::new())
+        }
+    }
+}
+
+/// Each call's decision by the rules, and the calls only the state can still stop.
+fn rules_of_round(
+    product: &str,
+    policy: &ToolPolicy,
+    round: &Round,
+) -> (Vec<CallDecision>, Vec<Waiting>) {
+    let nonce = nonce();
+    let conversation = hash(&round.conversation);
+    let mut decisions = Vec::with_capacity(round.calls.len());
+    let mut pending = Vec::new();
+    let mut ids: HashMap<String, usize> = HashMap::new();
+    for (index, call) in round.calls.iter().enumerate() {
+        let mut d = CallDecision::new(index, call, arg_values(&call.args));
+        let at = Site {
+            product,
+            conversation: &conversation,
+            nonce: &nonce,
+            index,
+        };
+        match check(policy, call, &at, &mut ids) {
+            Err((reason, message)) => d.set(reason, Some(message)),
+            Ok((tentative, p)) => pending.push((decisions.len(), p, tentative)),
+        }
+        decisions.push(d);
+    }
+    (decisions, pending)
+}
+
+/// The state step: one atomic round on the product's store. `None` when the store could not
+/// answer (or the step crashed): the calls waiting for it fail closed.
+async fn read_state(
+    product: &str,
+    policy: &ToolPolicy,
+    stores: &Stores,
+    round: &Round,
+    pending: &[Waiting],
+    now_ms: u64,
+    trace: &mut Trace<GateTrace>,
+) -> Option<Vec<Settled>> {
+    let state_round = StateRound {
+        turn_key: key(
+            product,
+            &["turn", &hash(&round.conversation), &hash(&round.turn)],
+        ),
+        dedupe_ttl_ms: policy.dedupe_ttl_ms,
+        calls: pending.iter().map(|(_, p, _)| p.clone()).collect(),
+    };
+    // Redis applies its own deadline (`store_timeout_ms`); the memory store does not wait.
+    let ran = step(None, stores.apply(policy, &state_round, now_ms)).await;
+    let store = policy.store.as_str();
+    match ran.result {
+        Ok(settled) => {
+            trace.record(
+                GateStep::State,
+                Outcome::Pass,
+                ran.elapsed,
+                Some(store.to_string()),
+            );
+            Some(settled)
+        }
+        Err(failure) => {
+            let why = match failure {
+                Failure::Error(e) => e.to_string(),
+                Failure::TimedOut => "timed out".to_string(),
+                Failure::Panicked => "check panicked".to_string(),
+            };
+            trace.failed(
+                GateStep::State,
+                FailMode::Closed,
+                ran.elapsed,
+                format!("{store}: {why}"),
+            );
+            None
+        }
+    }
+}
+
+/// What the state said, onto each waiting call's decision.
+fn apply_state(
+    policy: &ToolPolicy,
+    pending: &[Waiting],
+    settled: Option<Vec<Settled>>,
+    decisions: &mut [CallDecision],
+) {
+    let Some(settled) = settled else {
+        for (at, _, _) in pending {
+            let message = "the gate cannot check this call's limits right now: try again later";
+            decisions[*at].set(GateReason::GateUnavailable, Some(message.into()));
+        }
+        return;
+    };
+    for ((at, _, tentative), s) in pending.iter().zip(settled) {
+        let d = &mut decisions[*at];
+        match s {
+            Settled::Fresh => d.set(tentative.reason, tentative.message.clone()),
+            Settled::Reuse(id) => {
+                let message = format!("identical to call `{id}` of this turn: use its result");
+                d.set(GateReason::DuplicateCall, Some(message));
+                d.reuse_of = Some(id);
+            }
+            Settled::Velocity(rule) => {
+                let v = policy.velocity.get(rule);
+                let message = match v {
+                    Some(v) => velocity_message(v, d.tool.as_deref().unwrap_or("")),
+                    None => "too many calls for now: wait, or ask a person".into(),
+                };
+                d.set(GateReason::Velocity, Some(message));
+                d.rule = v.map(|v| v.id.clone());
+            }
+        }
     }
 }

@@ -2,16 +2,16 @@
 //! approval) and the velocity windows it is counted in, with the messages a model can act on.
 //! Pure and per call; the state step (dedupe, velocity) is the store's.
 
+use super::canonical;
 use super::policy::{self, Counted, Scope, Tool, ToolPolicy};
 use super::store::{CounterOp, Pending};
-use super::{canonical, Decision, GateReason, ProposedCall};
+use super::verdict::{GateReason, ProposedCall};
 use serde_json::Value;
 use std::collections::HashMap;
 
 /// What a call will be if the state lets it go ahead.
 #[derive(Debug, Clone)]
 pub(super) struct Tentative {
-    pub(super) decision: Decision,
     pub(super) reason: GateReason,
     pub(super) message: Option<String>,
 }
@@ -87,7 +87,6 @@ pub(super) fn check(
     };
     let tentative = if tool.irreversible {
         Tentative {
-            decision: Decision::NeedsApproval,
             reason: GateReason::Irreversible,
             message: Some(format!(
                 "`{name}` cannot be undone: a person must approve it"
@@ -95,7 +94,6 @@ pub(super) fn check(
         }
     } else if let Some((a, m, unit)) = over_approval {
         Tentative {
-            decision: Decision::NeedsApproval,
             reason: GateReason::OverApprovalThreshold,
             message: Some(format!(
                 "{} {unit} is above {} {unit}: a person must approve it",
@@ -105,7 +103,6 @@ pub(super) fn check(
         }
     } else {
         Tentative {
-            decision: Decision::Run,
             reason: GateReason::Allowed,
             message: None,
         }

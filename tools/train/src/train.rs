@@ -421,7 +421,7 @@ fn cross_validate(
         .products
         .values()
         .next()
-        .map(|p| p.signatures.clone())
+        .map(|p| p.input.signatures.clone())
         .context("no product")?;
     let feats = featurise_all(rows, LOG2_BUCKETS, Some(vectors));
     let fold: Vec<usize> = rows

@@ -76,40 +76,9 @@ pub enum LexiconError {
     Empty,
 }
 
-/// The evidence the wordlists found in one question.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct LatinEvidence {
-    /// Tokens of two or more letters (single letters are too ambiguous to count).
-    pub tokens: u32,
-    /// Tokens with non-ASCII letters ("übte", "điều"): English hardly has them.
-    pub accented: u32,
-    pub english: f32,
-    pub banglish: f32,
-    pub other: f32,
-    pub unknown: u32,
-}
-
-impl LatinEvidence {
-    pub fn foreign(&self) -> f32 {
-        self.banglish.max(self.other)
-    }
-
-    /// The romanized language the evidence points at.
-    pub fn foreign_language(&self) -> &'static str {
-        if self.banglish >= self.other {
-            "bn-Latn"
-        } else {
-            "hi-Latn"
-        }
-    }
-
-    pub fn detail(&self) -> String {
-        format!(
-            "tokens={} en={:.1} bn={:.1} other={:.1} unknown={} accented={}",
-            self.tokens, self.english, self.banglish, self.other, self.unknown, self.accented
-        )
-    }
-}
+/// The evidence the wordlists found (defined beside [`super::StageEval`], which carries it
+/// to lang-id).
+pub use super::LatinEvidence;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum BanglishEval {

@@ -6,11 +6,26 @@
 //! (invisible characters removed, card numbers masked), made here, inside the guard's timer.
 
 use super::{StageError, StageEval};
-use crate::backends::breaker::call_through;
-use crate::backends::{Judgement, NativeLabel, Thresholds};
-use crate::config::Product;
+use crate::backends::breaker::{call_through, Breaker};
+use crate::backends::{GuardBackend, Judgement, NativeLabel, Thresholds};
 use crate::screens::input::question::Question;
 use crate::verdict::Reason;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A product's `[guard]` section, validated: the model, its thresholds and its deadline.
+#[derive(Debug)]
+pub struct GuardSection {
+    pub backend: Arc<dyn GuardBackend>,
+    /// Tiered guard: the embedded model first (`guard.embedded_first_below`); off when `None`.
+    pub prefilter: Option<Prefilter>,
+    /// The remote guard's breaker and concurrency cap (none for the embedded model).
+    pub breaker: Option<Arc<Breaker>>,
+    pub thresholds: Thresholds,
+    /// How long the stage may take before the question is blocked (`guard_unavailable`); the
+    /// pipeline enforces it.
+    pub timeout: Duration,
+}
 
 /// The tiered guard: the embedded model scores every question first; one it scores below
 /// `allow_below` passes without a remote call. Off unless a product sets
@@ -18,13 +33,13 @@ use crate::verdict::Reason;
 /// failure of it fails closed like any guard failure.
 #[derive(Debug, Clone)]
 pub struct Prefilter {
-    pub backend: std::sync::Arc<dyn crate::backends::GuardBackend>,
+    pub backend: Arc<dyn GuardBackend>,
     pub allow_below: f32,
 }
 
 /// The stage: classify, then apply the product's thresholds.
-pub async fn stage(q: &Question, product: &Product) -> Result<StageEval, StageError> {
-    if let Some(pre) = &product.guard_prefilter {
+pub async fn stage(q: &Question, guard: &GuardSection) -> Result<StageEval, StageError> {
+    if let Some(pre) = &guard.prefilter {
         let j = pre.backend.classify(q).await?;
         if let (NativeLabel::Score | NativeLabel::Safe, Some(p)) = (j.label, j.p_unsafe) {
             if p < pre.allow_below {
@@ -39,10 +54,9 @@ pub async fn stage(q: &Question, product: &Product) -> Result<StageEval, StageEr
         }
     }
     // A remote backend goes through its breaker and concurrency cap.
-    let judgement =
-        call_through(product.guard_breaker.as_deref(), product.guard.classify(q)).await?;
+    let judgement = call_through(guard.breaker.as_deref(), guard.backend.classify(q)).await?;
     let p = |score: Option<f32>| score.map(|p| format!("p_unsafe={p:.3}"));
-    Ok(match apply_thresholds(judgement, &product.thresholds) {
+    Ok(match apply_thresholds(judgement, &guard.thresholds) {
         GuardEval::Safe { score } => StageEval::Pass {
             detail: p(score),
             score,

@@ -7,21 +7,35 @@
 //! anything unparsable, an empty answer or prose that merely mentions "allow" blocks.
 
 use super::{Context, StageError, StageEval};
-use crate::backends::breaker::call_through;
+use crate::backends::breaker::{call_through, Breaker};
 use crate::backends::{post_json, BackendError, RemoteTarget};
-use crate::config::Product;
 use crate::screens::input::question::Question;
 use crate::verdict::Reason;
 use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A product's `[judge]` section, validated.
+#[derive(Debug)]
+pub struct JudgeSection {
+    /// The product's instructions (`judge_prompts/<product>.md`): the system message.
+    pub prompt: String,
+    /// The judge server; none configured: borderline questions block (`judge_unavailable`).
+    pub client: Option<Arc<JudgeClient>>,
+    /// The judge's breaker and concurrency cap.
+    pub breaker: Option<Arc<Breaker>>,
+    /// Enforced by the pipeline.
+    pub timeout: Duration,
+}
 
 /// The stage: the product's judge reads the outbound form of a borderline question. No judge
 /// configured, an error or an unparsable answer is a failure; the pipeline blocks on it.
 pub async fn stage(
     q: &Question,
-    product: &Product,
+    section: &JudgeSection,
     ctx: &Context,
 ) -> Result<StageEval, StageError> {
-    let Some(judge) = &product.judge else {
+    let Some(judge) = &section.client else {
         return Err(StageError::NotConfigured("no judge configured"));
     };
     let (score, categories) = ctx.judge_context();
@@ -32,8 +46,8 @@ pub async fn stage(
         .map(|(_, description)| description.as_str());
     // The server answered: an answer outside the agreed format is not an outage.
     let answer = call_through(
-        product.judge_breaker.as_deref(),
-        judge.evaluate(&product.judge_prompt, q.outbound(), score, review),
+        section.breaker.as_deref(),
+        judge.evaluate(&section.prompt, q.outbound(), score, review),
     )
     .await?;
     match answer {

@@ -1,6 +1,7 @@
 //! The stages, one module each, in pipeline order. Each stage only *evaluates* a
-//! [`Question`] into a [`StageEval`] (or a [`StageError`]); the order they run in, their timers,
-//! timeouts, panic capture, failure policy, metrics and trace live in `crate::screens::input::pipeline` alone.
+//! question into a [`StageEval`] (or a [`StageError`]); the order they run in, their timers,
+//! timeouts, panic capture, failure policy, metrics and trace live in [`super::pipeline`] alone.
+//! This module is the stages' shared vocabulary; it imports none of them.
 
 pub mod banglish;
 pub mod guard;
@@ -11,10 +12,42 @@ pub mod script;
 pub mod signatures;
 
 use crate::backends::BackendError;
-use crate::config::Product;
-use crate::screens::input::question::Question;
-use crate::verdict::{Reason, Stage};
-use banglish::LatinEvidence;
+use crate::verdict::Reason;
+
+/// The evidence the wordlists found in one question.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LatinEvidence {
+    /// Tokens of two or more letters (single letters are too ambiguous to count).
+    pub tokens: u32,
+    /// Tokens with non-ASCII letters ("übte", "điều"): English hardly has them.
+    pub accented: u32,
+    pub english: f32,
+    pub banglish: f32,
+    pub other: f32,
+    pub unknown: u32,
+}
+
+impl LatinEvidence {
+    pub fn foreign(&self) -> f32 {
+        self.banglish.max(self.other)
+    }
+
+    /// The romanized language the evidence points at.
+    pub fn foreign_language(&self) -> &'static str {
+        if self.banglish >= self.other {
+            "bn-Latn"
+        } else {
+            "hi-Latn"
+        }
+    }
+
+    pub fn detail(&self) -> String {
+        format!(
+            "tokens={} en={:.1} bn={:.1} other={:.1} unknown={} accented={}",
+            self.tokens, self.english, self.banglish, self.other, self.unknown, self.accented
+        )
+    }
+}
 
 /// What one stage concluded about the question.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,27 +129,5 @@ impl Context {
             categories.push(rule.clone());
         }
         (score, categories)
-    }
-}
-
-/// Run one stage's evaluation. Sync stages are plain calls; the model stages are awaited.
-pub async fn evaluate(
-    stage: Stage,
-    q: &Question,
-    product: &Product,
-    ctx: &Context,
-) -> Result<StageEval, StageError> {
-    match stage {
-        Stage::Script => Ok(script::stage(q)),
-        Stage::Banglish => Ok(banglish::stage(q, &product.lexicon)),
-        Stage::LangId => Ok(lang_id::stage(q, ctx.evidence.as_ref())),
-        Stage::Signatures => Ok(product.signatures.stage(q)),
-        Stage::Policy => Ok(product.policy.stage(q)),
-        Stage::Guard => guard::stage(q, product).await,
-        Stage::Judge => judge::stage(q, product, ctx).await,
-        Stage::Pipeline => Ok(StageEval::Pass {
-            detail: None,
-            score: None,
-        }),
     }
 }

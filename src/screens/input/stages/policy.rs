@@ -58,7 +58,8 @@ impl PolicyAction {
     }
 }
 
-/// `policies/<product>.toml` as written.
+/// The rules of `policies/<product>.toml` as written (the loader hands the file's tool-call
+/// gate tables to the gate, [`crate::screens::tools::policy`]).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPolicy {
@@ -67,13 +68,6 @@ pub struct RawPolicy {
     pub window_words: usize,
     #[serde(default, rename = "rule")]
     pub rules: Vec<RawRule>,
-    /// The tool-call gate's sections ([`crate::screens::tools::policy`]), in the same file.
-    #[serde(default)]
-    pub tool_gate: Option<crate::screens::tools::policy::RawToolGate>,
-    #[serde(default)]
-    pub tools: std::collections::BTreeMap<String, crate::screens::tools::policy::RawTool>,
-    #[serde(default)]
-    pub velocity: Vec<crate::screens::tools::policy::RawVelocity>,
 }
 
 fn default_window() -> usize {

@@ -1,0 +1,107 @@
+//! What the gate records: its metrics (decisions by tool and reason, velocity skips, the time
+//! of a round) and its decision log line (argument names and keyed hashes of their values,
+//! never the values).
+
+use super::policy::ToolPolicy;
+use super::verdict::GateVerdict;
+use crate::obs::audit::AuditLog;
+use crate::obs::metrics::Registry;
+use prometheus::{HistogramVec, IntCounterVec};
+
+/// The gate's metrics. Cheap to clone.
+#[derive(Clone)]
+pub struct GateMetrics {
+    enabled: bool,
+    tool_decisions: IntCounterVec,
+    tool_velocity: IntCounterVec,
+    gate_seconds: HistogramVec,
+}
+
+impl GateMetrics {
+    pub fn new(r: &Registry) -> prometheus::Result<Self> {
+        Ok(GateMetrics {
+            enabled: r.enabled(),
+            tool_decisions: r.counter(
+                "guard_tool_decisions_total",
+                "Tool-call gate decisions, by product, tool (`other` when not on the allowlist), decision and reason",
+                &["product", "tool", "decision", "reason"],
+            )?,
+            tool_velocity: r.counter(
+                "guard_tool_velocity_total",
+                "Tool calls skipped because a velocity window was full, by product and rule",
+                &["product", "rule"],
+            )?,
+            gate_seconds: r.histogram(
+                "guard_gate_seconds",
+                "Time to decide one round of tool calls, by product and state store",
+                &["product", "store"],
+            )?,
+        })
+    }
+
+    /// One round. Tool names outside the product's allowlist are counted as `other` (the
+    /// label set stays closed whatever the model proposes).
+    pub fn record(&self, v: &GateVerdict, policy: &ToolPolicy, seconds: f64) {
+        if !self.enabled {
+            return;
+        }
+        for d in &v.decisions {
+            let tool = d
+                .tool
+                .as_deref()
+                .filter(|t| policy.tools.contains_key(*t))
+                .unwrap_or("other");
+            self.tool_decisions
+                .with_label_values(&[&v.product, tool, d.decision.as_str(), d.reason.as_str()])
+                .inc();
+            if let Some(rule) = &d.rule {
+                self.tool_velocity
+                    .with_label_values(&[&v.product, rule])
+                    .inc();
+            }
+        }
+        self.gate_seconds
+            .with_label_values(&[&v.product, policy.store.as_str()])
+            .observe(seconds);
+    }
+}
+
+/// The gate's decision log: one line per round, each proposed call with its decision and
+/// reason, argument names and keyed hashes of their values (never the values).
+pub fn audit_round(audit: &AuditLog, v: &GateVerdict, latency_micros: u64) {
+    if audit.is_off() {
+        return;
+    }
+    let calls: Vec<serde_json::Value> = v
+        .decisions
+        .iter()
+        .map(|d| {
+            let args: serde_json::Map<String, serde_json::Value> = d
+                .arg_values
+                .iter()
+                .map(|(k, v)| (k.clone(), audit.text_hash(v).into()))
+                .collect();
+            serde_json::json!({
+                "index": d.index,
+                "id": d.id,
+                "tool": d.tool,
+                "decision": d.decision,
+                "reason": d.reason,
+                "rule": d.rule,
+                "reuse_of": d.reuse_of,
+                "args_hmac": args,
+            })
+        })
+        .collect();
+    let line = serde_json::json!({
+        "ts": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        "kind": "tool_calls",
+        "product": v.product,
+        "config_rev": v.config_rev,
+        "conversation_hmac": audit.text_hash(&v.conversation),
+        "turn": v.turn,
+        "calls": calls,
+        "latency_micros": latency_micros,
+    });
+    audit.write_value(&line);
+}

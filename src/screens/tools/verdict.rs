@@ -1,0 +1,204 @@
+//! The gate's verdict: one decision per proposed call, each with a stable reason code and a
+//! message the model can act on, and a trace of the gate's two steps.
+
+use crate::screens::TraceLine;
+use crate::verdict::Outcome;
+use serde::Serialize;
+use serde_json::Value;
+
+/// What happens to a call: the gate's decision, which follows from its [`GateReason`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    Run,
+    Skip,
+    NeedsApproval,
+    Reuse,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Run => "run",
+            Decision::Skip => "skip",
+            Decision::NeedsApproval => "needs_approval",
+            Decision::Reuse => "reuse",
+        }
+    }
+}
+
+/// Stable reason codes of the gate's decisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateReason {
+    /// Allowed, within every limit.
+    Allowed,
+    /// The tool cannot be undone: a person approves every call.
+    Irreversible,
+    /// The amount is above the tool's approval threshold.
+    OverApprovalThreshold,
+    /// Past the per-round cap.
+    RoundCap,
+    /// No id or no tool name, or an id used twice in the round.
+    InvalidCall,
+    /// Arguments that are not an object, or a limited argument missing or unreadable.
+    InvalidArguments,
+    /// The tool is not on the product's allowlist.
+    ToolNotAllowed,
+    /// An argument over the tool's limit.
+    OverLimit,
+    /// A velocity window is full.
+    Velocity,
+    /// Identical to an earlier call of this turn.
+    DuplicateCall,
+    /// The gate's state could not be read or written: fail closed.
+    GateUnavailable,
+    /// A check of the gate itself crashed: fail closed.
+    CheckFailed,
+}
+
+impl GateReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GateReason::Allowed => "allowed",
+            GateReason::Irreversible => "irreversible",
+            GateReason::OverApprovalThreshold => "over_approval_threshold",
+            GateReason::RoundCap => "round_cap",
+            GateReason::InvalidCall => "invalid_call",
+            GateReason::InvalidArguments => "invalid_arguments",
+            GateReason::ToolNotAllowed => "tool_not_allowed",
+            GateReason::OverLimit => "over_limit",
+            GateReason::Velocity => "velocity",
+            GateReason::DuplicateCall => "duplicate_call",
+            GateReason::GateUnavailable => "gate_unavailable",
+            GateReason::CheckFailed => "check_failed",
+        }
+    }
+
+    /// The decision a reason makes: the one place it is written.
+    pub fn decision(self) -> Decision {
+        use GateReason as R;
+        match self {
+            R::Allowed => Decision::Run,
+            R::Irreversible | R::OverApprovalThreshold => Decision::NeedsApproval,
+            R::DuplicateCall => Decision::Reuse,
+            R::RoundCap
+            | R::InvalidCall
+            | R::InvalidArguments
+            | R::ToolNotAllowed
+            | R::OverLimit
+            | R::Velocity
+            | R::GateUnavailable
+            | R::CheckFailed => Decision::Skip,
+        }
+    }
+}
+
+/// One proposed call as the wire gave it (the handler is tolerant about its shape).
+#[derive(Debug, Clone)]
+pub struct ProposedCall {
+    pub id: Option<String>,
+    pub tool: Option<String>,
+    /// The arguments, or why they could not be read.
+    pub args: Result<Value, String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Round {
+    pub conversation: String,
+    pub turn: String,
+    pub calls: Vec<ProposedCall>,
+}
+
+/// One call's decision. `decision` always follows from `reason` ([`CallDecision::set`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct CallDecision {
+    pub index: usize,
+    pub id: Option<String>,
+    pub tool: Option<String>,
+    pub decision: Decision,
+    pub reason: GateReason,
+    /// What the model can do about it (skips and approvals).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// For `reuse`: the id whose result stands for this call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reuse_of: Option<String>,
+    /// For `velocity`: the rule's id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// The argument names with each canonical value: for the decision log, which writes only
+    /// keyed hashes of them. Never serialised.
+    #[serde(skip)]
+    pub arg_values: Vec<(String, String)>,
+}
+
+impl CallDecision {
+    /// A call not decided yet (skipped as invalid until a check says otherwise).
+    pub fn new(index: usize, call: &ProposedCall, arg_values: Vec<(String, String)>) -> Self {
+        let mut d = CallDecision {
+            index,
+            id: call.id.clone(),
+            tool: call.tool.clone(),
+            decision: Decision::Skip,
+            reason: GateReason::InvalidCall,
+            message: None,
+            reuse_of: None,
+            rule: None,
+            arg_values,
+        };
+        d.set(GateReason::InvalidCall, None);
+        d
+    }
+
+    /// Decide the call: the reason, and the decision it makes.
+    pub fn set(&mut self, reason: GateReason, message: Option<String>) {
+        self.reason = reason;
+        self.decision = reason.decision();
+        self.message = message;
+    }
+}
+
+/// The gate's checks, as its trace names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateStep {
+    /// The static checks of every call: cap, shape, allowlist, limits, approval.
+    Rules,
+    /// The turn's state: dedupe and velocity, one atomic step per round.
+    State,
+}
+
+/// One line of the gate's trace (`{step, micros, detail}` on the wire).
+#[derive(Debug, Clone, Serialize)]
+pub struct GateTrace {
+    pub step: GateStep,
+    /// Kept for the decision log and the metrics; not on the wire.
+    #[serde(skip)]
+    pub outcome: Outcome,
+    pub micros: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl TraceLine for GateTrace {
+    type Step = GateStep;
+    fn new(step: GateStep, outcome: Outcome, micros: u64, detail: Option<String>) -> Self {
+        GateTrace {
+            step,
+            outcome,
+            micros,
+            detail,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GateVerdict {
+    pub product: String,
+    pub conversation: String,
+    pub turn: String,
+    pub decisions: Vec<CallDecision>,
+    pub config_rev: String,
+    pub trace: Vec<GateTrace>,
+}
