@@ -6,6 +6,9 @@
 
 use unicode_normalization::UnicodeNormalization;
 
+mod skeleton;
+pub use skeleton::{skeleton, Skeleton};
+
 /// The form every stage screens and the cache keys on: NFC, outer whitespace trimmed, every
 /// inner run of horizontal whitespace (spaces, tabs, NBSP) collapsed to one ASCII space, and
 /// line structure kept: a run holding one line break becomes `"\n"`, a run holding a blank line
@@ -135,53 +138,42 @@ pub fn has_visible(text: &str) -> bool {
     text.chars().any(|c| !c.is_whitespace() && !is_invisible(c))
 }
 
-/// Map a look-alike letter (Cyrillic, Greek, a few others) to the Latin letter it imitates.
-/// Applied after NFKC and lower-casing, so only lower-case forms are needed; full-width forms
-/// are already folded by NFKC.
+// The confusables table: made by `build.rs` from Unicode's data (UTS #39).
+include!(concat!(env!("OUT_DIR"), "/confusables.rs"));
+
+/// What the confusables data reads a character as: its ASCII reading in lower case (one to
+/// three characters), and whether the folded copy maps it too (a letter drawn exactly as one
+/// ASCII letter). `None` for ASCII, Bengali and every character the data has no ASCII
+/// reading for.
+fn confusable(c: char) -> Option<(&'static str, bool)> {
+    CONFUSABLES
+        .binary_search_by_key(&c, |row| row.0)
+        .ok()
+        .map(|i| (CONFUSABLES[i].1, CONFUSABLES[i].2))
+}
+
+/// Every character the confusables data draws as the ASCII letter `letter` (lower case):
+/// what the test generators perturb words with (look-alikes taken from the data itself, not
+/// from a list of the ones someone thought of).
+pub fn look_alikes(letter: char) -> impl Iterator<Item = char> {
+    let mut buf = [0u8; 4];
+    let want: String = letter.encode_utf8(&mut buf).to_ascii_lowercase();
+    CONFUSABLES
+        .iter()
+        .filter(move |row| row.1 == want)
+        .map(|row| row.0)
+}
+
+/// Map a look-alike letter (Cyrillic `о`, Greek `ο`, Latin alpha `ɑ`, Armenian `օ`, ...) to
+/// the ASCII letter it is drawn as, from Unicode's confusables data. Applied after NFKC and
+/// lower-casing, in the folded copy; accented letters are left alone here ("übte" must stay
+/// foreign for the wordlists): only the [`skeleton`] takes marks off.
 pub fn unconfuse(c: char) -> char {
-    match c {
-        // Cyrillic
-        'а' => 'a',
-        'в' => 'b',
-        'с' => 'c',
-        'ԁ' => 'd',
-        'е' | 'ё' | 'є' => 'e',
-        'һ' => 'h',
-        'і' | 'ї' => 'i',
-        'ј' => 'j',
-        'к' => 'k',
-        'м' => 'm',
-        'н' => 'h',
-        'о' => 'o',
-        'р' => 'p',
-        'ԛ' => 'q',
-        'ѕ' => 's',
-        'т' => 't',
-        'у' => 'y',
-        'х' => 'x',
-        'ԝ' => 'w',
-        'ь' => 'b',
-        'ӏ' => 'l',
-        // Greek
-        'α' => 'a',
-        'β' => 'b',
-        'ε' => 'e',
-        'η' => 'n',
-        'ι' => 'i',
-        'κ' => 'k',
-        'ν' => 'v',
-        'ο' => 'o',
-        'ρ' => 'p',
-        'τ' => 't',
-        'υ' => 'u',
-        'χ' => 'x',
-        'γ' => 'y',
-        // Leetspeak digits are left alone here on purpose: mapping `0` → `o` everywhere would
-        // break account numbers and amounts in ordinary questions. The signature stage reads
-        // them as letters only inside words with letters ([`unleet`]).
-        'ı' => 'i',
-        'ɡ' => 'g',
-        'ո' => 'n',
+    if c.is_ascii() {
+        return c;
+    }
+    match confusable(c) {
+        Some((reading, true)) => reading.chars().next().unwrap_or(c),
         _ => c,
     }
 }
@@ -232,18 +224,12 @@ fn is_leet(b: u8) -> bool {
     matches!(b, b'0' | b'1' | b'3' | b'4' | b'5' | b'7' | b'@' | b'$')
 }
 
+/// The skeleton's reading of digits and symbols as letters ([`skeleton`]), for the callers
+/// that still read leetspeak on the folded copy.
 fn leet_letter(c: char) -> char {
-    match c {
-        '0' => 'o',
-        '1' => 'i',
-        '3' => 'e',
-        '4' => 'a',
-        '5' => 's',
-        '7' => 't',
-        '@' => 'a',
-        '$' => 's',
-        _ => c,
-    }
+    skeleton::digit_letter(c)
+        .or_else(|| skeleton::symbol_letter(c).filter(|_| matches!(c, '@' | '$')))
+        .unwrap_or(c)
 }
 
 /// The folded copy the signature stage matches on: NFKC, lower-cased, invisible characters
@@ -288,6 +274,60 @@ pub fn fold_piece(piece: &str) -> Option<String> {
             })
             .collect()
     })
+}
+
+/// A piece of a signature in skeleton form ([`skeleton`]), a leading and a trailing space
+/// kept as one ASCII space, so that pieces can be joined later: `Some` only when the skeleton
+/// works piece by piece here, so that joining the pieces' skeletons gives the skeleton of the
+/// joined text. That holds for ASCII letters with spaces and the punctuation signatures use,
+/// and for Bangla, unless a piece could join a word of its neighbour's: a one-letter word at
+/// either end (three in a row are one spelled-out word), or a Bengali sign first (whether it
+/// stays depends on the letter before it).
+pub fn skeleton_piece(piece: &str) -> Option<String> {
+    let allowed = |c: char| {
+        c.is_ascii_alphabetic()
+            || matches!(c, ' ' | '\t' | '\'' | '-' | ',' | ':' | '.' | '?' | '"')
+            || (('\u{0980}'..='\u{09FF}').contains(&c) && !c.is_numeric())
+            || matches!(c, '\u{0964}' | '\u{0965}')
+    };
+    if !piece.chars().all(allowed) {
+        return None;
+    }
+    let core = piece.trim_matches([' ', '\t']);
+    if core.chars().next().is_some_and(is_bengali_mark) {
+        return None;
+    }
+    let one_letter = |w: Option<&str>| {
+        w.is_some_and(|w| {
+            skeleton(w)
+                .as_str()
+                .chars()
+                .filter(|c| !is_bengali_mark(*c))
+                .count()
+                == 1
+        })
+    };
+    let mut words = core.split([' ', '\t']).filter(|w| !w.is_empty());
+    if one_letter(words.next()) || one_letter(core.split([' ', '\t']).rfind(|w| !w.is_empty())) {
+        return None;
+    }
+    // A word break at either end: white space, or a token of punctuation alone before white
+    // space (", you" after "them" is "them, you": the comma goes with "them").
+    let no_word = |t: &str| !t.chars().any(is_alphanumeric);
+    let tokens: Vec<&str> = piece.split([' ', '\t']).collect();
+    let breaks_before = piece.starts_with([' ', '\t']) || (tokens.len() > 1 && no_word(tokens[0]));
+    let breaks_after = piece.ends_with([' ', '\t'])
+        || (tokens.len() > 1 && tokens.last().is_some_and(|t| no_word(t)));
+    let body = skeleton(core);
+    let mut out = String::with_capacity(piece.len());
+    if breaks_before {
+        out.push(' ');
+    }
+    out.push_str(body.as_str());
+    if breaks_after && !(body.as_str().is_empty() && breaks_before) {
+        out.push(' ');
+    }
+    Some(out)
 }
 
 /// The full fold, for text that NFKC may change.

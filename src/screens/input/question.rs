@@ -5,6 +5,7 @@
 //! | [`Question::text`] normalised (NFC, spaces collapsed, line breaks kept) | eagerly | cache key, script, lang_id |
 //! | [`Question::hidden`] text carried by invisible characters, decoded | eagerly (same pass) | signatures (blocks) |
 //! | [`Question::folded`] NFKC, lower case, invisibles out, look-alikes mapped | lazily | banglish, signatures, embedded guard |
+//! | [`Question::skeleton`] every word read however it is disguised, with a map back to `text` | lazily | signatures, policy |
 //! | [`Question::paragraphs`] folded paragraphs, when there are several | lazily | embedded guard |
 //! | [`Question::decoded`] base64 / hex / percent-encoded payloads, decoded | lazily | signatures, guard |
 //! | [`Question::outbound`] visible text only, card numbers masked, payloads appended | lazily | remote guard, judge |
@@ -12,7 +13,7 @@
 //! Every form is made in time linear in the text. The lazy forms are made inside the first stage
 //! that reads them, so that stage's timer (and timeout and panic capture) covers the work.
 
-use crate::text::{fold_for_matching, is_invisible, mask_cards, normalise};
+use crate::text::{fold_for_matching, is_invisible, mask_cards, normalise, skeleton, Skeleton};
 use base64::Engine;
 use std::sync::OnceLock;
 
@@ -38,6 +39,7 @@ pub struct Question {
     text: String,
     hidden: Hidden,
     folded: OnceLock<String>,
+    skeleton: OnceLock<Skeleton>,
     paragraphs: OnceLock<Vec<String>>,
     decoded: OnceLock<Vec<Decoded>>,
     outbound: OnceLock<String>,
@@ -51,6 +53,7 @@ impl Question {
             text,
             hidden,
             folded: OnceLock::new(),
+            skeleton: OnceLock::new(),
             paragraphs: OnceLock::new(),
             decoded: OnceLock::new(),
             outbound: OnceLock::new(),
@@ -85,6 +88,16 @@ impl Question {
     /// The folded copy for matching (see [`fold_for_matching`]): one line, no invisibles.
     pub fn folded(&self) -> &str {
         self.folded.get_or_init(|| fold_for_matching(&self.text))
+    }
+
+    /// The skeleton of the text (see [`crate::text::skeleton`]): look-alikes, accents, symbols
+    /// and digits used as letters, punctuation inside words, spelled-out words and stray
+    /// Bengali signs all read as the plain word. Matchers run on it *as well as* on
+    /// [`folded`](Self::folded) (the wordlists of the language screen read only the folded
+    /// copy), and may skip it when [`Skeleton::rewritten`] is false. Its offsets map back
+    /// into [`text`](Self::text).
+    pub fn skeleton(&self) -> &Skeleton {
+        self.skeleton.get_or_init(|| skeleton(&self.text))
     }
 
     /// The folded paragraphs (split at blank lines) of at least [`MIN_PARAGRAPH_WORDS`] words
