@@ -28,6 +28,10 @@ pub fn digit_char(c: char) -> Option<u32> {
     if ('\u{09E6}'..='\u{09EF}').contains(&c) {
         return Some(c as u32 - 0x09E6);
     }
+    // The three zeros that stand alone in their sets, which the data leaves without a value.
+    if matches!(c, '\u{24FF}' | '\u{1F10B}' | '\u{1F10C}') {
+        return Some(0);
+    }
     match CodePointMapData::<NumericType>::new().get(c) {
         NumericType::Decimal => Some(place_in_run(c, decimal_runs(), 0)),
         NumericType::Digit => compatibility_digit(c).or_else(|| enclosed_digit(c)),
@@ -93,12 +97,8 @@ fn compatibility_digit(c: char) -> Option<u32> {
 
 /// A digit with no decomposition (`❹`, `➍`, `⓸`, `፬`): its place in its run of such digits.
 /// A run of ten starts at zero; a shorter one at one (Unicode encodes the zeros of these sets
-/// apart, where it encodes them at all). The three zeros standing alone are the exception the
-/// data cannot tell.
+/// apart, where it encodes them at all: `⓿`, `🄋`, `🄌`, read in [`digit_char`]).
 fn enclosed_digit(c: char) -> Option<u32> {
-    if matches!(c, '\u{24FF}' | '\u{1F10B}' | '\u{1F10C}') {
-        return Some(0);
-    }
     let runs = enclosed_runs();
     let i = runs.partition_point(|(start, _)| *start <= c as u32);
     let (start, end) = *runs.get(i.checked_sub(1)?)?;
@@ -199,6 +199,8 @@ mod tests {
             ('⓵', 1),
             ('⓸', 4),
             ('⓿', 0),
+            ('🄋', 0),
+            ('🄌', 0),
             ('፩', 1),
             ('፱', 9),
             ('𐩃', 4),
