@@ -381,6 +381,17 @@ impl<'t> Scan<'t> {
         if cards_only {
             return;
         }
+        // A number the words call an account or an NID is one, even where some of its digits
+        // would pass as a card.
+        if !taken.is_empty() {
+            let (start, end) = self.span(&run);
+            let words = words.get_or_insert_with(|| Words::new(self.text));
+            words.read_skeleton(start, end);
+            if matches!(words.kind(start, end), Some(Class::Account | Class::Nid)) {
+                out.retain(|f| !(f.kind == ValueKind::Card && f.start >= start && f.end <= end));
+                taken.clear();
+            }
+        }
         // The rest of the run, between the cards.
         let mut rest: Vec<Range<usize>> = Vec::new();
         let mut at = run.start;
@@ -444,14 +455,12 @@ impl<'t> Scan<'t> {
     }
 
     /// The end of a Bangladeshi mobile starting at group `i`: whole groups reading `01[3-9]`
-    /// and eight digits, or the same after `880`.
+    /// and eight digits, or the same after `880`, whatever joins them (a sentence end between
+    /// two numbers that happen to read as one is rarer than a mobile written `0171. 122. 3344`).
     fn mobile_window(&self, i: usize, end: usize) -> Option<usize> {
         let mut digits: Vec<u8> = Vec::with_capacity(13);
         let mut j = i;
         while j < end && digits.len() < 13 {
-            if j > i && self.joins[j] == Join::Sentence {
-                return None;
-            }
             digits.extend_from_slice(self.group_digits(j));
             j += 1;
             let local = match digits.len() {
@@ -478,7 +487,15 @@ impl<'t> Scan<'t> {
                 (self.joins[a] == Join::Tight && self.joins[b] == Join::Tight)
                     || (self.joins[a] == self.joins[b] && same_separator(self.gap(a), self.gap(b)))
             };
-            let cut = self.joins[g] == Join::Sentence || (g > start + 1 && !same(g, start + 1));
+            // A sentence end cuts, unless the same gap joins the groups on either side of it
+            // too: "1990. 1234. 5678" is one number written with ". ".
+            let repeated = |g: usize| {
+                [g.wrapping_sub(1), g + 1].iter().any(|&h| {
+                    h > part.start && h < part.end && same_separator(self.gap(h), self.gap(g))
+                })
+            };
+            let sentence = self.joins[g] == Join::Sentence && !repeated(g);
+            let cut = sentence || (g > start + 1 && !same(g, start + 1));
             if cut {
                 self.judge(start..g, words, out);
                 start = g;
@@ -584,6 +601,7 @@ impl<'t> Scan<'t> {
     /// A segment of four digits or more, by the words around it, then its shape in prose.
     fn by_words(&self, seg: &Range<usize>, digits: usize, words: &Words<'_>) -> ValueKind {
         let (start, end) = self.span(seg);
+        words.read_skeleton(start, end);
         let claim = words.claim(start, end);
         if claim == Some(Class::Money) || self.currency_next_to(start, end) {
             return ValueKind::Amount;
@@ -750,12 +768,20 @@ fn find_ibans(text: &str, from: usize, out: &mut Vec<Found>) {
             i += 1;
             continue;
         }
+        // Two letters and a digit first (the cheap look), then a word's start.
+        if !(bytes[i].is_ascii_alphabetic()
+            && bytes[i + 1].is_ascii_alphabetic()
+            && digit_at(text, i + 2).is_some())
+        {
+            i += 1;
+            continue;
+        }
         let starts_word = i == 0
             || !text[..i]
                 .chars()
                 .next_back()
                 .is_some_and(crate::text::is_alphanumeric);
-        if !(starts_word && bytes[i].is_ascii_alphabetic() && bytes[i + 1].is_ascii_alphabetic()) {
+        if !starts_word {
             i += 1;
             continue;
         }
@@ -809,7 +835,7 @@ fn iban_at(text: &str, i: usize) -> Option<usize> {
         }
         let gap_end = text[at..]
             .char_indices()
-            .take(4)
+            .take(16)
             .find(|(_, c)| c.is_ascii_alphanumeric() || super::digits::digit_char(*c).is_some())
             .map(|(k, _)| at + k);
         let Some(gap_end) = gap_end.filter(|e| *e > at) else {
@@ -894,7 +920,7 @@ fn iban_prefix(text: &str, i: usize) -> bool {
         }
         let gap_end = text[at..]
             .char_indices()
-            .take(4)
+            .take(16)
             .find(|(_, c)| c.is_ascii_alphanumeric() || super::digits::digit_char(*c).is_some())
             .map(|(k, _)| at + k);
         match gap_end {
@@ -909,7 +935,7 @@ fn iban_prefix(text: &str, i: usize) -> bool {
                 at = e;
             }
             // A separator at the very end, maybe incomplete.
-            None => return text.len() - at <= 8 && join(&text[at..]) != Join::Break,
+            None => return text.len() - at <= 24 && join(&text[at..]) != Join::Break,
         }
     }
     at == text.len()
