@@ -16,17 +16,72 @@ use std::ops::Range;
 const MAX_LOCAL: usize = 64;
 const MAX_DOMAIN: usize = 255;
 
-/// Every address in `text` at or after `from`.
+/// Every address in `text` at or after `from`. Full-width and other compatibility forms
+/// (`［ａｔ］`, `＠`, `．`) and look-alike letters (Cyrillic `а` in `аt`) are read as what they
+/// stand for, as the skeleton reads them, punctuation kept.
 pub(crate) fn find(text: &str, from: usize) -> Vec<Range<usize>> {
+    let source = &text[from..];
+    // Only characters that stand for an ASCII one need the folded view (not Bengali, not a
+    // danda, not an emoji).
+    let plain = |c: char| {
+        c.is_ascii() || ('\u{0980}'..='\u{09FF}').contains(&c) || ascii_reading(c).is_none()
+    };
+    if source.chars().all(plain) {
+        return find_plain(text, from);
+    }
+    let mut folded = String::with_capacity(source.len());
+    // For each byte of `folded`, the source byte its character came from; then the end.
+    let mut at: Vec<usize> = Vec::with_capacity(source.len() + 1);
+    for (i, c) in source.char_indices() {
+        let read = if plain(c) { None } else { ascii_reading(c) };
+        let before = folded.len();
+        match read {
+            Some(r) => folded.push(r),
+            None => folded.push(c),
+        }
+        at.extend(std::iter::repeat_n(from + i, folded.len() - before));
+    }
+    at.push(text.len());
+    find_plain(&folded, 0)
+        .into_iter()
+        .map(|r| at[r.start]..at[r.end])
+        .collect()
+}
+
+/// The one ASCII character a character stands for: its compatibility form (`＠` → `@`,
+/// `ａ` → `a`, `𝐚` → `a`), or the ASCII letter Unicode's confusables data draws it as.
+fn ascii_reading(c: char) -> Option<char> {
+    let mut one = None;
+    let mut n = 0;
+    unicode_normalization::char::decompose_compatible(c, |d| {
+        n += 1;
+        one = Some(d);
+    });
+    let d = one.filter(|_| n == 1)?;
+    let d = if d.is_ascii() {
+        d
+    } else {
+        crate::text::unconfuse(d.to_lowercase().next()?)
+    };
+    d.is_ascii().then_some(d)
+}
+
+fn find_plain(text: &str, from: usize) -> Vec<Range<usize>> {
     let bytes = text.as_bytes();
     let mut out: Vec<Range<usize>> = Vec::new();
     let mut i = from;
     while i < bytes.len() {
+        // Cheap first looks: a sign or bracket, a bare "at" after a space, the lead bytes of
+        // `＠`/`﹫` (EF) and of `অ্যাট`/`এট` (E0 A6 85 / E0 A6 8F).
         let b = bytes[i];
-        let candidate = matches!(
-            b,
-            b'@' | b'%' | b'[' | b'(' | b'{' | b'<' | b'a' | b'A' | 0xEF | 0xE0
-        );
+        let candidate = match b {
+            b'@' | b'%' | b'[' | b'(' | b'{' | b'<' | 0xEF => true,
+            b'a' | b'A' => i > 0 && bytes[i - 1].is_ascii_whitespace(),
+            0xE0 => {
+                bytes.get(i + 1) == Some(&0xA6) && matches!(bytes.get(i + 2), Some(0x85 | 0x8F))
+            }
+            _ => false,
+        };
         if !candidate || !text.is_char_boundary(i) || out.last().is_some_and(|r| i < r.end) {
             i += 1;
             continue;
@@ -212,14 +267,13 @@ fn disguised_dot_ending_at(text: &str, k: usize) -> Option<usize> {
             return Some(k - form.len());
         }
     }
-    for (open, close) in [("[", "]"), ("(", ")"), ("{", "}"), ("<", ">")] {
-        for word in ["dot", "."] {
-            for pad in ["", " "] {
-                let form = format!("{open}{pad}{word}{pad}{close}");
-                if ends_with_ignore_case(head, &form) {
-                    return Some(k - form.len());
-                }
-            }
+    if head.ends_with([']', ')', '}', '>']) {
+        const FORMS: [&str; 16] = [
+            "[dot]", "[ dot ]", "[.]", "[ . ]", "(dot)", "( dot )", "(.)", "( . )", "{dot}",
+            "{ dot }", "{.}", "{ . }", "<dot>", "< dot >", "<.>", "< . >",
+        ];
+        if let Some(form) = FORMS.iter().find(|f| ends_with_ignore_case(head, f)) {
+            return Some(k - form.len());
         }
     }
     for word in ["dot", "ডট"] {
