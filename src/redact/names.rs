@@ -3,15 +3,18 @@
 //! `CoreBankingAPI`, `C o r e  B a n k i n g`; `Finacle` is also `Finаcle` (Cyrillic `а`),
 //! `ＦＩＮＡＣＬＥ` and, when the product lists it, `ফিনাকল`.
 //!
-//! Names and text are compared on their *squashed* form: compatibility-normalised, lower case,
-//! look-alike letters read as the Latin ones, and everything that is not a letter or digit
-//! (spaces, hyphens, underscores, dots, joiners) left out. A match counts only where it starts
-//! and ends a word of the original text, so `openai` is found in `Open-AI` but not in `reopen
-//! air`; a Bangla form may take a case ending (`ফিনাকলের`).
+//! Names and text are compared on their *squashed* form: each letter read as the skeleton
+//! reads it (lower case, compatibility forms and accents undone, look-alike letters read
+//! through Unicode's confusables data), and everything that is not a letter or digit (spaces,
+//! hyphens, underscores, dots, joiners) left out, so a spelled-out or re-spaced name is the
+//! name. It is built per character, in one pass, without the skeleton's word logic (the
+//! skeleton of a whole answer costs more than the output screen's budget). A match counts only
+//! where it starts and ends a word of the original text, so `openai` is found in `Open-AI` but
+//! not in `reopen air`; a Bangla form may take a case ending (`ফিনাকলের`), which is masked
+//! with it.
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use std::ops::Range;
-use unicode_normalization::UnicodeNormalization;
 
 /// A product's internal names and their listed other spellings, ready to match.
 #[derive(Debug, Clone)]
@@ -25,11 +28,11 @@ pub(crate) struct Names {
 }
 
 impl Names {
-    /// `names`: the names; `aliases`: other spellings of them (transliterations).
+    /// Every name and every other spelling of one, in one list.
     pub(crate) fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
         let mut squashed: Vec<String> = Vec::new();
         for n in names {
-            let s = squash_str(n);
+            let s = Squashed::new(n).text;
             if !s.is_empty() && !squashed.contains(&s) {
                 squashed.push(s);
             }
@@ -37,7 +40,7 @@ impl Names {
         let matcher = (!squashed.is_empty())
             .then(|| {
                 AhoCorasickBuilder::new()
-                    .match_kind(MatchKind::Standard)
+                    .match_kind(MatchKind::LeftmostLongest)
                     .build(&squashed)
                     .ok()
             })
@@ -59,13 +62,23 @@ impl Names {
         let Some(m) = &self.matcher else {
             return Vec::new();
         };
-        let sq = Squashed::new(text, from);
+        let source = &text[from..];
+        let sq = Squashed::new(source);
         let mut found: Vec<Range<usize>> = m
-            .find_overlapping_iter(&sq.text)
+            .find_iter(&sq.text)
             .filter_map(|x| {
                 let r = sq.source(x.start()..x.end());
-                let suffix_ok = self.bangla[x.pattern().as_usize()];
-                word_bounded(text, &r, suffix_ok).then_some(r)
+                let mut r = from + r.start..from + r.end;
+                let bangla = self.bangla[x.pattern().as_usize()];
+                if bangla {
+                    // The case ending goes with the name: "[internal] তথ্য", not "[internal]র".
+                    r.end += text[r.end..]
+                        .chars()
+                        .take_while(|c| ('\u{0980}'..='\u{09FF}').contains(c))
+                        .map(char::len_utf8)
+                        .sum::<usize>();
+                }
+                word_bounded(text, &r, bangla).then_some(r)
             })
             .collect();
         found.sort_by_key(|r| (r.start, std::cmp::Reverse(r.end)));
@@ -89,13 +102,12 @@ impl Names {
             .rev()
             .find(|i| text.is_char_boundary(*i))
             .unwrap_or(0);
-        let sq = Squashed::new(text, floor);
+        let sq = Squashed::new(&text[floor..]);
         let mut best = None;
         // Word starts, nearest the end first, while what follows is shorter than a name.
         for (i, c) in text[floor..].char_indices().rev() {
-            let i = floor + i;
             let starts = crate::text::is_alphanumeric(c)
-                && !text[..i]
+                && !text[..floor + i]
                     .chars()
                     .next_back()
                     .is_some_and(crate::text::is_alphanumeric);
@@ -112,7 +124,7 @@ impl Names {
                     .iter()
                     .any(|n| n.len() > tail.len() && n.starts_with(tail))
             {
-                best = Some(i);
+                best = Some(floor + i);
             }
         }
         best
@@ -135,60 +147,80 @@ struct Squashed {
 }
 
 impl Squashed {
-    fn new(source: &str, start: usize) -> Self {
-        let mut text = String::with_capacity(source.len() - start);
-        let mut from = Vec::with_capacity(source.len() - start);
-        for (i, c) in source[start..].char_indices() {
-            let (s, e) = ((start + i) as u32, (start + i + c.len_utf8()) as u32);
+    fn new(source: &str) -> Self {
+        let mut text = String::with_capacity(source.len());
+        let mut from = Vec::with_capacity(source.len());
+        for (i, c) in source.char_indices() {
             let before = text.len();
             squash_char(c, &mut text);
-            from.extend(std::iter::repeat_n((s, e), text.len() - before));
+            let at = (i as u32, (i + c.len_utf8()) as u32);
+            from.extend(std::iter::repeat_n(at, text.len() - before));
         }
         Squashed { text, from }
     }
 
-    /// The source range of squashed bytes `r`.
+    /// The source range squashed bytes `r` were read from.
     fn source(&self, r: Range<usize>) -> Range<usize> {
         self.from[r.start].0 as usize..self.from[r.end - 1].1 as usize
     }
 
-    /// The first squashed byte that comes from source byte `i` or later.
+    /// The first squashed byte read from source byte `i` or later.
     fn at_or_after(&self, i: usize) -> usize {
         self.from.partition_point(|(s, _)| (*s as usize) < i)
     }
 }
 
-/// A name squashed on its own, as the text around it would be.
-fn squash_str(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.chars() {
-        squash_char(c, &mut out);
-    }
-    out
-}
-
-/// One character's squashed form: ASCII letters and digits lower-cased, Bengali kept (its
-/// letters, signs and digits), anything else compatibility-normalised, lower-cased and read
-/// through the look-alike table; what is not a letter or digit then is left out.
+/// One character's squashed form: ASCII letters and digits lower-cased (`l` read as `i`, the
+/// two being drawn alike: `LIama` is `Llama`); Bengali kept (letters, signs, digits); any other
+/// character read as the ASCII letter Unicode's confusables data draws it as (`Υ` → `y`, `Ⲓ` →
+/// `l`, `ѳ` → `o`), else through its compatibility decomposition (full-width, mathematical),
+/// accents dropped. Everything that is not a letter or digit then (spaces, punctuation, marks,
+/// joiners, invisible characters) is left out.
 fn squash_char(c: char, out: &mut String) {
-    if c.is_ascii() {
+    let ascii = |c: char, out: &mut String| {
         if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
+            out.push(match c.to_ascii_lowercase() {
+                'l' => 'i',
+                l => l,
+            });
         }
+    };
+    if c.is_ascii() {
+        ascii(c, out);
         return;
     }
     if ('\u{0980}'..='\u{09FF}').contains(&c) {
         out.push(c);
         return;
     }
-    for d in std::iter::once(c).nfkc() {
-        for l in d.to_lowercase() {
-            let u = crate::text::unconfuse(l);
-            if u.is_alphanumeric() && !unicode_normalization::char::is_combining_mark(u) {
-                out.push(u);
-            }
-        }
+    if let Some(l) = look_alike_of(c) {
+        ascii(l, out);
+        return;
     }
+    unicode_normalization::char::decompose_compatible(c, |d| {
+        if d.is_ascii() {
+            ascii(d, out);
+        } else if let Some(l) = look_alike_of(d) {
+            ascii(l, out);
+        } else if d.is_alphanumeric() && !unicode_normalization::char::is_combining_mark(d) {
+            out.extend(d.to_lowercase());
+        }
+    });
+}
+
+/// The ASCII letter Unicode's confusables data draws `c` as, if one
+/// ([`crate::text::look_alikes`], read the other way round once).
+fn look_alike_of(c: char) -> Option<char> {
+    static TABLE: std::sync::OnceLock<std::collections::HashMap<char, char>> =
+        std::sync::OnceLock::new();
+    TABLE
+        .get_or_init(|| {
+            ('a'..='z')
+                .flat_map(|l| crate::text::look_alikes(l).map(move |c| (c, l)))
+                .collect()
+        })
+        .get(&c)
+        .copied()
 }
 
 #[cfg(test)]
@@ -217,7 +249,7 @@ mod tests {
             ("GPT 4o answered", Some("GPT 4o")),
             ("LlamaGuard said", Some("LlamaGuard")),
             ("Open-AI made it", Some("Open-AI")),
-            ("ফিনাকলের তথ্য", Some("ফিনাকল")),
+            ("ফিনাকলের তথ্য", Some("ফিনাকলের")),
             ("reopen air", None),
             ("the finacles", None),
             ("openaire", None),
