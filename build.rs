@@ -7,6 +7,7 @@
 
 use std::fmt::Write as _;
 use unicode_normalization::char::is_combining_mark;
+use unicode_normalization::UnicodeNormalization;
 
 /// Readings longer than this are not letters standing in for letters (`¼` → "l/4").
 const MAX_READING: usize = 3;
@@ -27,10 +28,14 @@ fn main() {
         let Some((reading, exact)) = reading(c) else {
             continue;
         };
-        // `exact`: a letter that is drawn as one ASCII letter, accents and all (`ɑ`, Cyrillic
-        // `о`): the folded copy maps these too. The rest (`é` → e, `¢` → c, `ø` → o, `’` → ')
-        // only the skeleton reads.
-        let folds = exact && c.is_alphabetic() && reading.len() == 1 && is_ascii_letter(&reading);
+        // A letter of its own that is drawn as one ASCII letter (`ɑ`, Cyrillic `о`, `ʈ`): the
+        // folded copy maps these too. An accented letter that decomposes (`é` is e + ´) keeps
+        // its accent there, since it tells a language (the wordlists count accented words);
+        // it, and symbols (`¢` → c, `’` → '), only the skeleton reads.
+        let _ = exact;
+        let composed = c.to_string().nfd().count() > 1;
+        let folds =
+            !composed && c.is_alphabetic() && reading.len() == 1 && is_ascii_letter(&reading);
         let _ = write!(
             rows,
             "('\\u{{{cp:x}}}', {reading:?}, {}),",

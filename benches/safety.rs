@@ -97,3 +97,41 @@ fn policy_stage(bencher: divan::Bencher, case: &str) {
     q.folded();
     bencher.bench(|| p.input.policy.stage(divan::black_box(&q)));
 }
+
+/// The question screen's CPU-local safety path as the pipeline runs it on a ~100-character
+/// question: the question made (its lazy forms are made by the stages that read them), the
+/// signature stage (lists, skeleton, families, structure, payloads), the policy stage, and the
+/// embedded model. The goal: median under 20 µs.
+#[divan::bench(args = ["en_100", "bn_100", "en_disguised"])]
+fn signatures_policy_model(bencher: divan::Bencher, case: &str) {
+    let text = match case {
+        "en_100" => EN,
+        "bn_100" => BN,
+        _ => "I transf€rred m0ney to my sav-ings acc\u{043E}unt yesterday but the balance still shows the old amount.",
+    };
+    let p = &config().products["bank-operator"];
+    let model = match guard::backends::embedded::EmbeddedModel::from_bytes(
+        guard::backends::embedded::BUILTIN_MODEL,
+    ) {
+        Ok(m) => m,
+        Err(e) => panic!("{e}"),
+    };
+    bencher.bench(|| {
+        let q = guard::screens::input::question::Question::new(divan::black_box(text))
+            .with_english(p.input.lexicon.clone());
+        let s = p.input.signatures.stage(&q);
+        let r = p.input.policy.stage(&q);
+        (s, r, model.score_question(&q))
+    });
+}
+
+/// The skeleton alone (`text::skeleton`), against the fold it is matched beside.
+#[divan::bench(args = ["en_100", "bn_100", "en_disguised"])]
+fn skeleton_only(bencher: divan::Bencher, case: &str) {
+    let text = match case {
+        "en_100" => EN,
+        "bn_100" => BN,
+        _ => "I transf€rred m0ney to my sav-ings acc\u{043E}unt yesterday but the balance still shows the old amount.",
+    };
+    bencher.bench(|| guard::text::skeleton(divan::black_box(text)));
+}

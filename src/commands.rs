@@ -1,12 +1,12 @@
 //! What `serve`, `screen` and `check-config` do, once the command line is parsed (`crate::run`
 //! dispatches here).
 
+use crate::config;
 use crate::http;
 use crate::obs::audit;
 use crate::screens::input::Screener;
 use crate::screens::records::Records;
 use crate::settings::Settings;
-use crate::{config, text};
 use anyhow::Context;
 use futures_util::StreamExt;
 use std::io::{BufRead, Write};
@@ -153,12 +153,13 @@ pub(crate) async fn serve(
     workers: Option<usize>,
     settings: &Settings,
 ) -> anyhow::Result<ExitCode> {
-    // With their own address (GUARD_OPS_LISTEN), the ops routes leave the main one.
-    let ops_listen = settings.ops_listen.clone();
     let state = match load_state(config_dir, settings, "stdout")? {
         Ok(s) => actix_web::web::Data::new(s),
         Err(code) => return Ok(code),
     };
+    if let Err(code) = check_access(&state, &listen, settings) {
+        return Ok(code);
+    }
     let products: Vec<String> = state
         .screener
         .load()
@@ -167,14 +168,32 @@ pub(crate) async fn serve(
         .keys()
         .cloned()
         .collect();
-    // Without API keys the service answers anyone who can reach it: fine on loopback, refused
-    // elsewhere unless asked for explicitly (as Redis's protected mode does).
+    eprintln!(
+        "guard {} listening on http://{listen} (products: {})",
+        env!("CARGO_PKG_VERSION"),
+        products.join(", ")
+    );
+    spawn_sighup_reload(state.clone());
+    run_api(
+        state.clone(),
+        &listen,
+        workers,
+        settings.ops_listen.as_deref(),
+    )
+    .await?;
+    // Stopped (SIGTERM or SIGINT): requests finished; write out the audit log before exiting.
+    state.audit.close();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Without API keys the service answers anyone who can reach it: fine on loopback, refused
+/// elsewhere unless asked for explicitly (as Redis's protected mode does).
+fn check_access(state: &http::AppState, listen: &str, settings: &Settings) -> Result<(), ExitCode> {
     let loopback = listen
         .parse::<std::net::SocketAddr>()
         .map(|a| a.ip().is_loopback())
         .unwrap_or_else(|_| listen.starts_with("localhost:"));
-    let open = settings.allow_unauthenticated;
-    match (&state.api_keys, loopback, open) {
+    match (&state.api_keys, loopback, settings.allow_unauthenticated) {
         (Some(_), _, _) => eprintln!("access: API keys required on /v1/* (scoped to products)"),
         (None, true, _) => eprintln!("access: no API keys configured; serving loopback only"),
         (None, false, true) => eprintln!(
@@ -185,55 +204,58 @@ pub(crate) async fn serve(
                 "refusing to listen on {listen} without API keys: set GUARD_API_KEYS (or \
                  GUARD_API_KEYS_FILE), or GUARD_ALLOW_UNAUTHENTICATED=1 to run open on purpose"
             );
-            return Ok(ExitCode::from(2));
+            return Err(ExitCode::from(2));
         }
     }
-    if let Some(ops) = &ops_listen {
-        // Metrics and health on their own address; the main one serves the API only.
-        let ops_state = state.clone();
-        let ops_server =
-            actix_web::HttpServer::new(move || http::create_ops_app(ops_state.clone()))
-                .workers(1)
-                .bind(ops)
-                .with_context(|| format!("binding GUARD_OPS_LISTEN {ops}"))?
-                .run();
-        tokio::spawn(ops_server);
-        eprintln!("ops routes (/metrics, /healthz, /readyz) on http://{ops}");
-    }
-    eprintln!(
-        "guard {} listening on http://{listen} (products: {})",
-        env!("CARGO_PKG_VERSION"),
-        products.join(", ")
-    );
-    spawn_sighup_reload(state.clone());
-    let app_state = state.clone();
+    Ok(())
+}
+
+/// The API on `listen` until SIGTERM or SIGINT; with their own address (GUARD_OPS_LISTEN), the
+/// ops routes leave the main one.
+async fn run_api(
+    state: actix_web::web::Data<http::AppState>,
+    listen: &str,
+    workers: Option<usize>,
+    ops_listen: Option<&str>,
+) -> anyhow::Result<()> {
+    let ops_state = state.clone();
     // Slow and idle clients are cut off on purpose: the request head must arrive within 5 s
     // (then 408), idle keep-alive connections close after 30 s, and on SIGTERM in-flight requests
     // get 10 s to finish before the process exits 0. Each body has its own deadline
     // (GUARD_BODY_TIMEOUT_MS, see AppState).
-    let mut server = actix_web::HttpServer::new(move || http::create_app(app_state.clone()))
-        .client_request_timeout(std::time::Duration::from_secs(5))
-        .client_disconnect_timeout(std::time::Duration::from_secs(1))
-        .keep_alive(std::time::Duration::from_secs(30))
-        .shutdown_timeout(10);
+    let server =
+        actix_web::HttpServer::new(move || http::create_app(state.clone(), http::Surface::Api))
+            .client_request_timeout(std::time::Duration::from_secs(5))
+            .client_disconnect_timeout(std::time::Duration::from_secs(1))
+            .keep_alive(std::time::Duration::from_secs(30))
+            .shutdown_timeout(10);
     // Two workers per core by default: each worker is one thread serving its connections in
     // turn, and with one per core a worker that the kernel preempts (for the agent process, a
     // sidecar, or the load generator on the same cores) stalls all of its connections. On 2
     // cores the cheap path served 1.3 × more with 4 workers than with 2, and 256 connections
-    // through a model waited less at p99 (README, Performance).
+    // through a model waited less at p99 (docs/performance.md).
     let workers = workers.unwrap_or_else(|| {
         2 * std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
-    server = server.workers(workers.max(1));
-    server
-        .bind(&listen)
-        .with_context(|| format!("binding {listen}"))?
-        .run()
-        .await
-        .context("serving")?;
-    // Stopped (SIGTERM or SIGINT): requests finished; write out the audit log before exiting.
-    state.audit.close();
-    Ok(ExitCode::SUCCESS)
+    let server = server
+        .workers(workers.max(1))
+        .bind(listen)
+        .with_context(|| format!("binding {listen}"))?;
+    // The API's socket is listening from here on (connections wait in its backlog until it
+    // runs), so the ops address, bound only now, never answers /readyz 200 while connections
+    // to the API would still be refused: a readiness probe on it means the API accepts.
+    if let Some(ops) = ops_listen {
+        let ops_server = actix_web::HttpServer::new(move || {
+            http::create_app(ops_state.clone(), http::Surface::Ops)
+        })
+        .workers(1)
+        .bind(ops)
+        .with_context(|| format!("binding GUARD_OPS_LISTEN {ops}"))?
+        .run();
+        tokio::spawn(ops_server);
+        eprintln!("ops routes (/metrics, /healthz, /readyz) on http://{ops}");
+    }
+    server.run().await.context("serving")
 }
 
 #[cfg(unix)]
@@ -297,6 +319,15 @@ pub(crate) async fn screen(
         println!("{}", serde_json::to_string(&verdict)?);
         return Ok(ExitCode::SUCCESS);
     }
+    screen_jsonl(screener, product, concurrency).await
+}
+
+/// JSON lines on stdin, one verdict per line on stdout, in order.
+async fn screen_jsonl(
+    screener: std::sync::Arc<Screener>,
+    product: String,
+    concurrency: usize,
+) -> anyhow::Result<ExitCode> {
     // Lines are read on a thread and handed over in batches through a bounded channel: memory
     // stays bounded on an input of any size, screening starts with the first batch, and the
     // threads are not woken once per line.
@@ -361,30 +392,24 @@ fn with_id(id: &serde_json::Value, v: &crate::verdict::Verdict) -> String {
     serde_json::to_string(&Line { id, verdict: v }).unwrap_or_default()
 }
 
-/// One JSON line in, one out: the verdict with `id` echoed, or `{"id", "error"}`.
+/// One JSON line in, one out: the verdict with `id` echoed, or `{"id", "error"}` with the
+/// codes and messages of the HTTP API (the same text checks).
 async fn jsonl_line(screener: &Screener, product: &str, line: &str) -> String {
     let parsed: Result<serde_json::Value, _> = serde_json::from_str(line);
-    let (id, text) = match &parsed {
-        Ok(v) => (
-            v.get("id").cloned().unwrap_or(serde_json::Value::Null),
-            v.get("text").and_then(|t| t.as_str()),
-        ),
-        Err(_) => (serde_json::Value::Null, None),
+    let id = match &parsed {
+        Ok(v) => v.get("id").cloned().unwrap_or(serde_json::Value::Null),
+        Err(_) => serde_json::Value::Null,
     };
     let error = |code: &str, message: &str| {
         serde_json::json!({"id": id, "error": {"code": code, "message": message}}).to_string()
     };
-    match (&parsed, text) {
-        (Err(_), _) => error("malformed_json", "the line is not valid JSON"),
-        (Ok(_), None) => error("missing_text", "`text` is required and must be a string"),
-        (Ok(_), Some(t)) if t.trim().is_empty() => {
-            error("missing_text", "`text` must not be empty")
-        }
-        (Ok(_), Some(t)) if !text::has_visible(t) => error(
-            "no_visible_text",
-            "`text` has no visible character (only white space or invisible characters)",
-        ),
-        (Ok(_), Some(t)) => match screener.screen_uncached(product, t).await {
+    let text = match parsed {
+        Err(_) => return error("malformed_json", "the line is not valid JSON"),
+        Ok(mut v) => http::screen::checked_text(v.get_mut("text").map(serde_json::Value::take)),
+    };
+    match text {
+        Err(e) => error(e.code(), &e.message()),
+        Ok(t) => match screener.screen_uncached(product, &t).await {
             Some(v) => with_id(&id, &v),
             None => error("unknown_product", "no such product"),
         },

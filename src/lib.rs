@@ -1,24 +1,29 @@
 //! guard: screens every user message before a customer-facing AI agent sees it.
 //!
-//! Layout, in pipeline order:
+//! Layout, in the order a request meets it:
 //!
-//! - [`cli`]          the command line: serve | screen | screen-output | check-config | eval
-//! - [`settings`]     every `GUARD_*` environment variable, read once at start-up
-//! - `commands`       what each command does (serve, screen, screen-output, check-config)
-//! - [`config`]       product files → validated [`product::Product`]s; all problems at once
-//! - [`text`]         normal form, folded copy, Latin tokens, card masking
-//! - [`redact`]       finding and masking values (cards, phones, NID, OTP/PIN, e-mail, ...)
-//! - [`screens`]      the control points, one slice each:
+//! - [`cli`]        the command line: serve | screen | screen-output | check-config | eval
+//! - [`settings`]   every `GUARD_*` environment variable, read once at start-up
+//! - `commands`     what each command does, once the command line is parsed
+//! - [`config`]     the loader: product files → [`product::Product`]s; all problems at once;
+//!   the revision hash
+//! - [`product`]    a product: name, revision, replies, one typed section per screen
+//! - [`http`]       adapters: AppState, the route table (`create_app`), the one opening
+//!   extractor, `ApiError`, one file per route family
+//! - [`screens`]    the control points, one slice each, all through one `step`:
 //!   - [`screens::input`]    the question: question → cache → pipeline → stages
-//!     (script → banglish → lang_id → signatures → policy → guard → judge)
+//!     (script → banglish → lang_id → signatures → policy → guard → judge) → verdict
 //!   - [`screens::tools`]    the tool-call gate: rules, then the turn's state
 //!   - [`screens::context`]  retrieved documents and tool results, wrapped as untrusted data
 //!   - [`screens::output`]   the answer masked on its way out, whole or streamed
-//! - [`backends`]     guard models: embedded, OpenAI-compatible chat, TEI, moderation; breaker
-//! - [`verdict`]      Stage, Outcome, Reason, Verdict: the wire JSON
-//! - [`obs`]          Prometheus metrics, audit log
-//! - [`http`]         AppState, `create_app`, thin handlers, `ApiError`
-//! - [`eval`]         YAML eval suites, scored by group, with a baseline ratchet
+//!   - [`screens::records`]  every screen's metrics and the audit log they write to
+//! - [`text`]       normal form, folded copy, Latin tokens, card masking
+//! - [`redact`]     finding and masking values (cards, phones, NID, OTP/PIN, e-mail, ...)
+//! - [`backends`]   guard models: embedded, OpenAI-compatible chat, TEI, moderation; the
+//!   breaker and the transport
+//! - [`verdict`]    Stage, Outcome, Reason, Verdict: the wire JSON of the question
+//! - [`obs`]        the metrics registry and the audit sink (no screen in them)
+//! - [`eval`]       YAML eval suites, scored by group, with a baseline ratchet
 
 pub mod backends;
 pub mod cli;

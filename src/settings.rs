@@ -147,6 +147,7 @@ fn overrides(var: &impl Fn(&str) -> Option<String>) -> Overrides {
         judge_api_key: var("GUARD_JUDGE_API_KEY"),
         allow_below,
         block_at,
+        gate_store: var("GUARD_GATE_STORE").map(|v| v.trim().to_string()),
         unreadable,
         ..Overrides::default()
     }

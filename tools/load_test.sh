@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Load figures for the README, on loopback only, bounded in time:
+# Single-purpose load figures (docs/performance.md), on loopback only, bounded in time:
 #   1. cache-hit latency through HTTP vs a miss on the cheap (language) path;
 #   2. throughput with metrics and the audit log on vs off (cache off, so every request works);
 #   3. RSS with 100,000 cached verdicts;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's Performance figures, in one run, on loopback only (wrk from Debian):
+# The performance figures of docs/performance.md, in one run, on loopback only (wrk from Debian):
 #   1. the ceiling: a bare actix-web JSON echo (examples/load_servers.rs, same crate versions);
 #   2. the cheap path: `guard serve` with the shipped configuration (metrics on, audit log to a
 #      file), a mix of questions the language screen rejects and cached verdicts;
@@ -10,6 +10,10 @@
 # Usage: tools/perf.sh            (DUR=10s per wrk run; ROUNDS=3 rounds of 1 + 2, medians
 #        reported; SKIP_JSONL=1 skips 6; ONLY="1 3" runs only those sections; WORKERS=N gives
 #        the guard N workers, and the echo is measured at its default and at the guard's count)
+# At the end the results table between `<!-- perf:begin -->` and `<!-- perf:end -->` in
+# docs/performance.md is rewritten: the rows this run measured are replaced (each row says when
+# and how it was measured), the others are kept. PERF_DOC=FILE writes another file instead;
+# PERF_DOC=- writes none.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DUR=${DUR:-10s}
@@ -17,18 +21,26 @@ ONLY=${ONLY:-"1 3 4 5 6"}
 WORKERS=${WORKERS:-}
 GW=(); [ -n "$WORKERS" ] && GW=(--workers "$WORKERS")
 want() { [[ " $ONLY " == *" $1 "* ]]; }
+PERF_DOC=${PERF_DOC:-docs/performance.md}
+# Check the table's markers before spending minutes measuring.
+if [ "$PERF_DOC" != "-" ] && ! { grep -q '^<!-- perf:begin -->$' "$PERF_DOC" && grep -q '^<!-- perf:end -->$' "$PERF_DOC"; }; then
+  echo "$PERF_DOC has no <!-- perf:begin --> / <!-- perf:end --> lines (PERF_DOC=- to skip the table)" >&2; exit 1
+fi
 cargo build --release --bin guard --example load_servers 2>&1 | tail -1
 BIN=target/release/guard
 LS=target/release/examples/load_servers
 P_GUARD=18180 P_ECHO=18190 P_MOCK=18191
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+# `fact NAME VALUE`: one measured value for the results table (written at the end).
+fact() { printf '%s %s\n' "$1" "$2" >> "$work/facts"; }
 command -v wrk >/dev/null || { echo "needs wrk (apt-get install wrk)"; exit 1; }
 
 wait_port() { for _ in $(seq 300); do (echo > /dev/tcp/127.0.0.1/$1) 2>/dev/null && return; sleep 0.02; done; echo "port $1 never opened" >&2; exit 1; }
 wait_ready() { for _ in $(seq 300); do curl -sf "http://127.0.0.1:$P_GUARD/readyz" >/dev/null && return; sleep 0.02; done; echo "guard never ready" >&2; exit 1; }
 rss() { awk '/^VmRSS/ {printf "%.1f MB", $2/1024}' /proc/$1/status; }
 hwm() { awk '/^VmHWM/ {printf "%.1f MB", $2/1024}' /proc/$1/status; }
+mb() { echo "${1% MB}"; }
 # wrk → "rps p50 p99" (latencies in ms)
 measure() { # connections script url
   wrk -t2 -c"$1" -d"$DUR" --latency -s "$2" "$3" > "$work/wrk.txt"
@@ -111,6 +123,8 @@ echo "cheap path:    $c_rps req/s  p50 $c_p50 ms  p99 $c_p99 ms  (median; non-2x
 awk -v c="$c_rps" -v e="$e_rps" 'BEGIN {printf "ratio cheap / ceiling: %.2f\n", c/e}'
 echo "echo ceiling with $GWN workers, as the guard: $ew_rps req/s (median)"
 awk -v c="$c_rps" -v e="$ew_rps" -v w="$GWN" 'BEGIN {printf "ratio cheap / ceiling at %s workers each: %.2f\n", w, c/e}'
+fact rounds "$ROUNDS"; fact echo_rps "$e_rps"; fact echo_same_rps "$ew_rps"
+fact cheap_rps "$c_rps"; fact cheap_bad "$c_bad"; fact idle_mb "$(mb "$idle")"
 fi
 
 if want 3; then
@@ -135,10 +149,15 @@ for c in 64 256; do
   read -r g_rps g_p50 g_p99 g_bad < <(measure $c "$work/model.lua" "http://127.0.0.1:$P_GUARD/v1/screen")
   echo "$c connections: mock alone p50 $m_p50 ms p99 $m_p99 ms | through guard $g_rps req/s p50 $g_p50 ms p99 $g_p99 ms (non-2xx: $g_bad)"
   awk -v a="$g_p50" -v b="$g_p99" -v ma="$m_p50" -v mb="$m_p99" 'BEGIN {printf "   added by the guard: p50 %.2f ms, p99 %.2f ms (over the mock measured alone); over the 20 ms: p50 %.2f ms, p99 %.2f ms\n", a-ma, b-mb, a-20, b-20}'
+  fact "model${c}_rps" "$g_rps"; fact "model${c}_bad" "$g_bad"
+  fact "model${c}_add_p50" "$(awk -v a="$g_p50" -v m="$m_p50" 'BEGIN {printf "%.2f", a-m}')"
+  fact "model${c}_add_p99" "$(awk -v a="$g_p99" -v m="$m_p99" 'BEGIN {printf "%.2f", a-m}')"
 done
 allowed=$(grep -c '"decision":"allow"' "$work/audit2.jsonl" || true)
 echo "   verdicts allowed by the mock model in the audit log: $allowed"
-echo "RSS: idle after start ${idle:-(not measured)}; peak under the model-path load $(hwm $G)"
+peak=$(hwm $G)
+echo "RSS: idle after start ${idle:-(not measured)}; peak under the model-path load $peak"
+fact peak_mb "$(mb "$peak")"
 kill $G $MOCK; wait $G $MOCK 2>/dev/null || true
 
 fi
@@ -158,17 +177,87 @@ LUA
 GUARD_AUDIT_LOG=off "$BIN" serve --listen 127.0.0.1:$P_GUARD "${GW[@]}" >/dev/null 2>&1 & G=$!; wait_ready
 wrk -t2 -c16 -d120s -s "$work/fill.lua" "http://127.0.0.1:$P_GUARD/v1/screen" > /dev/null
 entries=$(curl -s "http://127.0.0.1:$P_GUARD/metrics" | awk '/^guard_cache_entries\{product="wallet-assistant"\}/ {print $2}')
-echo "cached verdicts: $entries; RSS $(rss $G) (peak $(hwm $G))"
+cached=$(rss $G)
+echo "cached verdicts: $entries; RSS $cached (peak $(hwm $G))"
+fact cached_entries "$entries"; fact cached_mb "$(mb "$cached")"
 kill $G; wait $G 2>/dev/null || true
 
 fi
 
 if want 5; then
 echo "== 5. start-up to ready, both products"
-python3 tools/startup_time.py --runs 15 --binary "$BIN"
+python3 tools/startup_time.py --runs 15 --binary "$BIN" | tee "$work/startup.txt"
+# "start-up to ready: median 23 ms (min 20, max 31, 15 runs)"
+fact startup_ms "$(awk '{print $5}' "$work/startup.txt")"
 fi
 
 if want 6 && [ -z "${SKIP_JSONL:-}" ]; then
   echo "== 6. guard screen --jsonl over the development split, whole process, vs pycld2"
-  python3 tools/eval_language.py --detectors pycld2 | tail -2
+  python3 tools/eval_language.py --detectors pycld2 | tail -2 | tee "$work/jsonl.txt"
+  # "wall time (s)   <guard>   <pycld2>" and "guard / fastest detector (pycld2) whole-process
+  # time ratio: 0.820  rows=10155" (neither when pycld2 is not installed: no row then)
+  if grep -q 'time ratio' "$work/jsonl.txt"; then
+    fact jsonl_guard_s "$(awk '/^wall time/ {print $4}' "$work/jsonl.txt")"
+    fact jsonl_pycld2_s "$(awk '/^wall time/ {print $5}' "$work/jsonl.txt")"
+    fact jsonl_ratio "$(sed -n 's/.*time ratio: \([0-9.]*\).*/\1/p' "$work/jsonl.txt")"
+    fact jsonl_rows "$(sed -n 's/.*rows=\([0-9]*\).*/\1/p' "$work/jsonl.txt")"
+  fi
+fi
+
+if [ "$PERF_DOC" != "-" ] && [ -s "$work/facts" ]; then
+  run="$(date -u +%F), $(nproc) cores, guard $([ -n "$WORKERS" ] && echo "$WORKERS" || echo $(( $(nproc) * 2 ))) workers, DUR=$DUR"
+  python3 - "$PERF_DOC" "$work/facts" "$run" <<'PY'
+# Rewrite the results table between the markers: one row per figure, the rows this run
+# measured replaced, the others kept as they were.
+import sys
+doc, facts_file, run = sys.argv[1:]
+f = dict(line.split(" ", 1) for line in open(facts_file).read().split("\n") if " " in line)
+n = lambda k: float(f[k])
+g = lambda v: f"{v:,.0f}"
+has = lambda *ks: all(k in f for k in ks)
+# (key, goal, measured, command): the key is the row's first cell and never changes.
+rows = [
+    ("cheap path ÷ echo ceiling, 64 connections", "≥ 0.8",
+     has("cheap_rps", "echo_rps", "echo_same_rps") and
+     f"**{n('cheap_rps') / n('echo_rps'):.2f}**: {g(n('cheap_rps'))} vs {g(n('echo_rps'))} req/s (echo at actix's default workers); "
+     f"{n('cheap_rps') / n('echo_same_rps'):.2f} against the echo at the guard's worker count ({g(n('echo_same_rps'))} req/s); "
+     + (f"medians of {f['rounds']} rounds" if f['rounds'] != "1" else "1 round")
+     + f", {f['cheap_bad']} non-2xx", "`ONLY=1 tools/perf.sh`"),
+    ("latency added over a 20 ms mock guard model, 256 connections", "≤ 1 ms p50, ≤ 3 ms p99",
+     has("model256_add_p50") and
+     f"p50 **+{f['model256_add_p50']} ms**, p99 **+{f['model256_add_p99']} ms** over the mock measured alone, "
+     f"at {g(n('model256_rps'))} req/s, {f['model256_bad']} non-2xx", "`ONLY=3 tools/perf.sh`"),
+    ("latency added over a 20 ms mock guard model, 64 connections", "",
+     has("model64_add_p50") and
+     f"p50 +{f['model64_add_p50']} ms, p99 +{f['model64_add_p99']} ms over the mock measured alone, "
+     f"at {g(n('model64_rps'))} req/s, {f['model64_bad']} non-2xx", "`ONLY=3 tools/perf.sh`"),
+    ("RSS idle after start", "≤ 30 MB", has("idle_mb") and f"**{f['idle_mb']} MB**", "`ONLY=1 tools/perf.sh`"),
+    ("RSS peak under the 64- and 256-connection model-path load", "≤ 100 MB",
+     has("peak_mb") and f"**{f['peak_mb']} MB**", "`ONLY=3 tools/perf.sh`"),
+    ("RSS with 100,000 cached verdicts", "≤ 100 MB",
+     has("cached_mb") and f"**{f['cached_mb']} MB** ({g(n('cached_entries'))} verdicts cached)", "`ONLY=4 tools/perf.sh`"),
+    ("start-up to ready, both products", "≤ 150 ms",
+     has("startup_ms") and f"**{f['startup_ms']} ms** (median of 15 starts)", "`ONLY=5 tools/perf.sh`"),
+    ("`guard screen --jsonl` over the development split, whole process, vs pycld2", "faster",
+     has("jsonl_ratio") and
+     f"**{f['jsonl_guard_s']} s vs {f['jsonl_pycld2_s']} s** (ratio {f['jsonl_ratio']}, {g(n('jsonl_rows'))} rows)",
+     "`ONLY=6 tools/perf.sh` (needs `../shared/data` and `pip install pycld2`)"),
+]
+text = open(doc, encoding="utf-8").read()
+head, rest = text.split("<!-- perf:begin -->\n", 1)
+block, tail = rest.split("<!-- perf:end -->", 1)
+kept = {}
+for line in block.splitlines():
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if line.startswith("|") and len(cells) == 5:
+        kept[cells[0]] = line
+out = ["| measure | goal | measured | command | run |", "|---|---|---|---|---|"]
+for key, goal, measured, command in rows:
+    if measured:
+        out.append(f"| {key} | {goal} | {measured} | {command} | {run} |")
+    elif key in kept:
+        out.append(kept[key])
+open(doc, "w", encoding="utf-8").write(head + "<!-- perf:begin -->\n" + "\n".join(out) + "\n" + "<!-- perf:end -->" + tail)
+print(f"results table written to {doc}")
+PY
 fi

@@ -7,13 +7,16 @@
 //!   microseconds) for `cool_down`; then one probe is let through (half-open): its success closes
 //!   the breaker, its failure opens it again.
 //!
-//! - **Sockets:** the breaker owns the backend's [`Transport`], whose sockets the same cap
-//!   bounds.
+//! - **Transport:** the breaker owns the backend's [`Transport`], whose own semaphore of the same
+//!   size bounds the calls in flight per process: a call the breaker admits never waits there,
+//!   except while a reload's old and new loads (two breakers, one transport) both have calls
+//!   running. The transport's pool keeps at most `max_concurrent` idle sockets.
 //!
 //! A call holds an [`Admission`]; dropping it without [`Admission::succeeded`] counts as a
 //! failure, so a call cut off by the pipeline's timeout is counted too.
 
-use super::{BackendError, Transport};
+use super::transport::Transport;
+use super::BackendError;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -108,7 +111,7 @@ impl Breaker {
         }
     }
 
-    /// The backend's HTTP transport (at most `max_concurrent` sockets).
+    /// The backend's HTTP transport (at most `max_concurrent` calls in flight per process).
     pub fn transport(&self) -> &Transport {
         &self.transport
     }

@@ -2,8 +2,8 @@
 //! P(unsafe) when it has one, and categories). They only evaluate; the guard stage applies the
 //! product's thresholds and the pipeline applies timeouts and the fail-closed policy.
 //!
-//! Each remote backend calls its model through its own [`Transport`]: a pooled HTTP client whose
-//! sockets never outnumber the backend's cap.
+//! Each remote backend calls its model through its own [`transport::Transport`]: a pooled `reqwest::Client`
+//! behind a semaphore, so its calls in flight never outnumber the backend's cap.
 
 pub mod breaker;
 pub mod embedded;
@@ -13,9 +13,6 @@ pub mod openai_chat;
 pub mod tei;
 pub mod token_vectors;
 pub mod transport;
-
-pub use transport::post_json;
-pub use transport::Transport;
 
 use crate::screens::input::question::Question;
 use futures_util::future::BoxFuture;
@@ -115,31 +112,6 @@ impl ModelOutcome {
             ModelOutcome::Unparsable => "unparsable",
             ModelOutcome::CircuitOpen => "circuit_open",
             ModelOutcome::Shed => "shed",
-        }
-    }
-}
-
-/// The remote backend of a kind (the embedded one is built from its model file).
-pub fn remote(
-    kind: BackendKind,
-    http: Transport,
-    target: RemoteTarget,
-) -> std::sync::Arc<dyn GuardBackend> {
-    use std::sync::Arc;
-    match kind {
-        BackendKind::LlamaGuard3 => Arc::new(openai_chat::OpenAiChatBackend {
-            http,
-            target,
-            protocol: openai_chat::Protocol::LlamaGuard3,
-        }),
-        BackendKind::Qwen3guard => Arc::new(openai_chat::OpenAiChatBackend {
-            http,
-            target,
-            protocol: openai_chat::Protocol::Qwen3Guard,
-        }),
-        BackendKind::Tei => Arc::new(tei::TeiBackend { http, target }),
-        BackendKind::OpenaiModeration | BackendKind::Embedded => {
-            Arc::new(moderation::ModerationBackend { http, target })
         }
     }
 }

@@ -1,16 +1,15 @@
 //! The OpenAI moderation API (`POST /v1/moderations`): P(unsafe) = the highest category score,
 //! flagged categories reported.
 
-use super::{
-    post_json, BackendError, BackendKind, GuardBackend, Judgement, NativeLabel, RemoteTarget,
-};
+use super::transport::{post_json, Transport};
+use super::{BackendError, BackendKind, GuardBackend, Judgement, NativeLabel, RemoteTarget};
 use crate::screens::input::question::Question;
 use futures_util::future::{BoxFuture, FutureExt};
 use serde_json::{json, Value};
 
 #[derive(Debug)]
 pub struct ModerationBackend {
-    pub http: crate::backends::Transport,
+    pub http: Transport,
     pub target: RemoteTarget,
 }
 

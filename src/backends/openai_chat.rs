@@ -5,9 +5,8 @@
 //! Answers are read leniently: leading whitespace, any case, extra fields, categories with or
 //! without spaces. Anything that is not one of the model's documented answers is unparsable.
 
-use super::{
-    post_json, BackendError, BackendKind, GuardBackend, Judgement, NativeLabel, RemoteTarget,
-};
+use super::transport::{post_json, Transport};
+use super::{BackendError, BackendKind, GuardBackend, Judgement, NativeLabel, RemoteTarget};
 use crate::screens::input::question::Question;
 use futures_util::future::{BoxFuture, FutureExt};
 use serde_json::{json, Value};
@@ -21,7 +20,7 @@ pub enum Protocol {
 
 #[derive(Debug)]
 pub struct OpenAiChatBackend {
-    pub http: crate::backends::Transport,
+    pub http: Transport,
     pub target: RemoteTarget,
     pub protocol: Protocol,
 }

@@ -2,9 +2,8 @@
 //! P(unsafe) = the malicious class probability. Long questions are split into windows (the
 //! classifier reads 512 tokens) sent as one batch, and the maximum is taken.
 
-use super::{
-    post_json, BackendError, BackendKind, GuardBackend, Judgement, NativeLabel, RemoteTarget,
-};
+use super::transport::{post_json, Transport};
+use super::{BackendError, BackendKind, GuardBackend, Judgement, NativeLabel, RemoteTarget};
 use crate::screens::input::question::Question;
 use futures_util::future::{BoxFuture, FutureExt};
 use serde_json::{json, Value};
@@ -16,7 +15,7 @@ pub const WINDOW_OVERLAP: usize = 200;
 
 #[derive(Debug)]
 pub struct TeiBackend {
-    pub http: crate::backends::Transport,
+    pub http: Transport,
     pub target: RemoteTarget,
 }
 

@@ -1,35 +1,47 @@
-//! The HTTP transport of one remote model backend, with a hard bound on its sockets.
+//! The HTTP transport of one remote model backend: one `reqwest::Client` and a bound on the
+//! calls in flight.
 //!
-//! The breaker's cap bounds the calls in flight, but a connection pool opens a new socket
-//! whenever no idle one is ready, and a socket whose call has just finished is handed back to
-//! the pool a moment later, on another task. Under 1,000 client connections that gap let 83
-//! sockets reach a model capped at 64 (measured with `tools/soak.py connections`). Here every
-//! socket holds one slot of a semaphore for its whole life: the connector takes a slot before
-//! it dials and the slot is released only when the socket is dropped. A call that finds every
-//! slot held waits (at most the connect timeout) for a socket to come back to the pool, which
-//! it takes instead of dialling.
+//! What is bounded, and how:
 //!
-//! reqwest cannot do this (its connector layers cannot wrap the socket), so model calls go
-//! through hyper-util's pooled client, the one reqwest is built on, with rustls for `https`.
-//! One transport per backend (role, URL, model, cap) per process: a reload reuses it, so the
-//! bound holds across reloads too.
+//! - **Calls in flight: at most the cap, always.** A call holds one slot of a semaphore from
+//!   before it sends its request until it has read the whole answer, so the model never sees more
+//!   than `cap` of this backend's calls at once. The breaker (`breaker.rs`) sheds at the same cap
+//!   per configuration load; this semaphore is per process, so while a reload's old and new
+//!   loads both have calls running, the two together still stay under the cap. A call that
+//!   finds every slot held waits for one (within the call's deadline) instead of failing: the
+//!   breaker has already decided whether it may run at all.
+//! - **Idle sockets: at most the cap**, closed after 60 s idle (reqwest's
+//!   `pool_max_idle_per_host` and `pool_idle_timeout`). A socket that comes back to a full pool
+//!   is closed.
+//! - **Open sockets: not bounded exactly.** A connection pool dials whenever no idle socket is
+//!   ready, and a socket whose call has just finished goes back to the pool a moment later, on
+//!   another task; a call that starts in that gap dials again. So for a moment the sockets can
+//!   outnumber the cap (86 and 90 under a cap of 64 with 1,000 client connections, in two runs
+//!   of `tools/soak.py connections`, while the model never saw more than 64 calls); the pool's
+//!   bound closes the extra ones as they come back. reqwest's connector layers cannot hold anything for a socket's life (they must
+//!   hand back reqwest's own connection type), so no exact socket bound is kept.
+//!
+//! Deadlines: dialling 2 s (the client's `connect_timeout`), a whole call 30 s (one timeout
+//! around the slot wait, the request and the answer); the product's `timeout_ms` cuts it first.
+//! An answer is read in chunks and refused past 1 MiB.
+//!
+//! One transport per backend (role, URL, model, cap) per process, each with its own client:
+//! the idle bound is a per-client setting and follows each backend's own cap, and a reload
+//! reuses the transport, so both bounds hold across reloads. http/1.1 only, rustls with the
+//! compiled-in webpki roots (nothing read from the machine), no proxy from the environment, no
+//! redirects followed (a 3xx is an HTTP status error: the screen fails closed).
 
 use super::{BackendError, RemoteTarget};
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
-use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use std::collections::HashMap;
-use std::pin::Pin;
-use std::sync::{Arc, LazyLock, Mutex};
-use std::task::{Context, Poll};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Semaphore;
 
-/// How long dialling may take, and how long a call waits for a socket slot.
+/// How long dialling may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
-/// An outer bound on a whole call; each product's `timeout_ms` is the real deadline.
+/// An outer bound on a whole call (waiting for a slot, sending, reading the answer), applied
+/// once around it rather than as reqwest's own timeout, which would not cover the wait for a
+/// slot; each product's `timeout_ms` is the real deadline.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Idle sockets are closed after this.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -37,53 +49,82 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// hundred bytes; a judge answer is capped by `max_tokens`).
 const MAX_ANSWER_BYTES: usize = 1 << 20;
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-type Connector = hyper_rustls::HttpsConnector<CappedConnector>;
-
-/// A pooled HTTP client whose sockets never outnumber its cap. Cheap to clone.
+/// A pooled HTTP client and its cap on calls in flight. Cheap to clone (clones share both).
 #[derive(Clone)]
 pub struct Transport {
-    client: Client<Connector, Full<Bytes>>,
-    sockets: Arc<Semaphore>,
+    client: reqwest::Client,
+    calls: Arc<Semaphore>,
     cap: usize,
+    endpoint: Arc<OnceLock<Endpoint>>,
+}
+
+/// The URL a backend posts to, parsed once: a transport serves one target and one path, and
+/// parsing it for every call was a fifth of what reqwest adds to a call (measured with
+/// callgrind).
+struct Endpoint {
+    base: String,
+    path: String,
+    url: reqwest::Url,
 }
 
 impl std::fmt::Debug for Transport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Transport")
             .field("cap", &self.cap)
-            .field("open", &self.open_sockets())
+            .field("calls_in_flight", &self.calls_in_flight())
             .finish()
     }
 }
 
 impl Transport {
-    /// A new transport with its own pool of at most `cap` sockets.
+    /// A new transport with its own client: at most `cap` calls in flight and `cap` idle
+    /// sockets.
     pub fn new(cap: usize) -> Result<Self, String> {
         let cap = cap.max(1);
-        let sockets = Arc::new(Semaphore::new(cap));
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_nodelay(true);
-        http.set_connect_timeout(Some(CONNECT_TIMEOUT));
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls_config()?)
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(CappedConnector {
-                inner: http,
-                sockets: sockets.clone(),
-            });
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(IDLE_TIMEOUT)
+        let client = reqwest::Client::builder()
+            .use_rustls_tls()
+            .http1_only()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .tcp_nodelay(true)
+            .connect_timeout(CONNECT_TIMEOUT)
             .pool_max_idle_per_host(cap)
-            .pool_timer(TokioTimer::new())
-            .build(connector);
+            .pool_idle_timeout(IDLE_TIMEOUT)
+            .build()
+            .map_err(|e| {
+                format!(
+                    "cannot set up the HTTP client for model calls: {}",
+                    describe(&e)
+                )
+            })?;
         Ok(Transport {
             client,
-            sockets,
+            calls: Arc::new(Semaphore::new(cap)),
             cap,
+            endpoint: Arc::default(),
         })
+    }
+
+    /// `target`'s URL for `path`: parsed on the first call, then reused while the same target
+    /// and path come back (any other is parsed on its own).
+    fn url(&self, target: &RemoteTarget, path: &str) -> Result<reqwest::Url, BackendError> {
+        let parse = || {
+            reqwest::Url::parse(&target.endpoint(path))
+                .map_err(|e| BackendError::Connect(format!("the model URL is not valid: {e}")))
+        };
+        if let Some(e) = self.endpoint.get() {
+            if e.base == target.url && e.path == path {
+                return Ok(e.url.clone());
+            }
+            return parse();
+        }
+        let url = parse()?;
+        let _ = self.endpoint.set(Endpoint {
+            base: target.url.clone(),
+            path: path.to_string(),
+            url: url.clone(),
+        });
+        Ok(url)
     }
 
     /// The process's transport for `key` (role, URL, model) and `cap`: built once, shared by
@@ -101,9 +142,16 @@ impl Transport {
         Ok(t)
     }
 
-    /// Sockets open to the model now (in use or idle in the pool).
+    /// Calls to the model in flight now, never above the cap.
+    pub fn calls_in_flight(&self) -> usize {
+        self.cap - self.calls.available_permits()
+    }
+
+    /// The sockets calls are using now: one per call in flight (http/1.1), so never above the
+    /// cap. Idle keep-alive sockets are not counted (reqwest does not show its pool); there are
+    /// at most `cap` of them. Kept under this name for the `guard_model_sockets` gauge.
     pub fn open_sockets(&self) -> usize {
-        self.cap - self.sockets.available_permits()
+        self.calls_in_flight()
     }
 
     async fn post(
@@ -114,34 +162,48 @@ impl Transport {
     ) -> Result<serde_json::Value, BackendError> {
         let bytes = serde_json::to_vec(body)
             .map_err(|e| BackendError::Connect(format!("cannot encode the request: {e}")))?;
-        let mut req = http::Request::post(target.endpoint(path))
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .header(http::header::ACCEPT, "application/json");
-        if let Some(key) = &target.api_key {
-            // Marked sensitive, as reqwest's `bearer_auth` did: never shown in debug output.
-            let mut value = http::HeaderValue::try_from(format!("Bearer {key}")).map_err(|_| {
-                BackendError::Connect("the API key is not a valid header value".into())
-            })?;
-            value.set_sensitive(true);
-            req = req.header(http::header::AUTHORIZATION, value);
-        }
-        let req = req
-            .body(Full::new(Bytes::from(bytes)))
-            .map_err(|e| BackendError::Connect(format!("bad request to the model: {e}")))?;
-        let resp = self
-            .client
-            .request(req)
+        // Held until the whole answer is read (or the call is dropped at its deadline).
+        let _slot = self
+            .calls
+            .acquire()
             .await
-            .map_err(|e| BackendError::Connect(describe(&e)))?;
+            .map_err(|_| BackendError::Connect("the transport is closed".into()))?;
+        let url = self.url(target, path)?;
+        let mut req = self
+            .client
+            .post(url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(reqwest::header::ACCEPT, "application/json")
+            .body(bytes);
+        if let Some(key) = &target.api_key {
+            // reqwest marks the header sensitive: never shown in debug output.
+            req = req.bearer_auth(key);
+        }
+        let mut resp = req.send().await.map_err(send_error)?;
         let status = resp.status();
         if !status.is_success() {
             return Err(BackendError::Status(status.as_u16()));
         }
-        let answer = Limited::new(resp.into_body(), MAX_ANSWER_BYTES)
-            .collect()
-            .await
-            .map_err(|e| BackendError::Unparsable(format!("answer cut off or too large: {e}")))?
-            .to_bytes();
+        let too_large = || {
+            BackendError::Unparsable(format!(
+                "answer too large: more than {MAX_ANSWER_BYTES} bytes"
+            ))
+        };
+        // Read in chunks, never more than the bound: a declared length over it is refused
+        // before a byte of the body is read, an undeclared one as soon as it passes it.
+        let declared = resp.content_length().unwrap_or(0);
+        if declared > MAX_ANSWER_BYTES as u64 {
+            return Err(too_large());
+        }
+        let mut answer = Vec::with_capacity(declared as usize);
+        while let Some(chunk) = resp.chunk().await.map_err(|e| {
+            BackendError::Unparsable(format!("answer cut off: {}", describe(&e.without_url())))
+        })? {
+            if answer.len() + chunk.len() > MAX_ANSWER_BYTES {
+                return Err(too_large());
+            }
+            answer.extend_from_slice(&chunk);
+        }
         serde_json::from_slice(&answer)
             .map_err(|e| BackendError::Unparsable(format!("body is not JSON: {e}")))
     }
@@ -161,7 +223,13 @@ pub async fn post_json(
     }
 }
 
-/// The error and its causes on one line (hyper's own message is only "client error (Connect)").
+/// A failed send, a dial that timed out included, is a connection error (the whole call running
+/// out of time is [`post_json`]'s timeout).
+fn send_error(e: reqwest::Error) -> BackendError {
+    BackendError::Connect(describe(&e.without_url()))
+}
+
+/// The error and its causes on one line (reqwest's own message is only "error sending request").
 fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut source = e.source();
@@ -171,105 +239,4 @@ fn describe(e: &(dyn std::error::Error + 'static)) -> String {
         source = s.source();
     }
     out
-}
-
-/// rustls with the webpki roots (compiled in: nothing read from the machine), built once.
-fn tls_config() -> Result<rustls::ClientConfig, String> {
-    static CONFIG: LazyLock<Result<rustls::ClientConfig, String>> = LazyLock::new(|| {
-        let roots = rustls::RootCertStore {
-            roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-        };
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        Ok(rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| format!("cannot set up TLS for model calls: {e}"))?
-            .with_root_certificates(roots)
-            .with_no_client_auth())
-    });
-    CONFIG.clone()
-}
-
-/// Dials through `inner` only while holding a socket slot, and keeps the slot in the socket.
-#[derive(Clone)]
-pub struct CappedConnector {
-    inner: HttpConnector,
-    sockets: Arc<Semaphore>,
-}
-
-impl tower_service::Service<http::Uri> for CappedConnector {
-    type Response = CappedSocket;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn std::future::Future<Output = Result<CappedSocket, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx).map_err(Into::into)
-    }
-
-    fn call(&mut self, uri: http::Uri) -> Self::Future {
-        let mut inner = self.inner.clone();
-        let sockets = self.sockets.clone();
-        Box::pin(async move {
-            // Every slot held: a socket is about to come back to the pool, and the pool hands
-            // it to this call instead (hyper races the pool against this dial). A dial that
-            // loses that race and still finds no slot gives up after the connect timeout.
-            let slot = tokio::time::timeout(CONNECT_TIMEOUT, sockets.acquire_owned())
-                .await
-                .map_err(|_| "every socket slot to the model is in use")?
-                .map_err(|_| "the transport is closed")?;
-            let io = inner.call(uri).await?;
-            Ok(CappedSocket { io, _slot: slot })
-        })
-    }
-}
-
-/// A socket and its slot: the slot is released when the socket is dropped (closed).
-pub struct CappedSocket {
-    io: TokioIo<tokio::net::TcpStream>,
-    _slot: OwnedSemaphorePermit,
-}
-
-impl Connection for CappedSocket {
-    fn connected(&self) -> Connected {
-        self.io.connected()
-    }
-}
-
-impl hyper::rt::Read for CappedSocket {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: hyper::rt::ReadBufCursor<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_read(cx, buf)
-    }
-}
-
-impl hyper::rt::Write for CappedSocket {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
-    }
 }

@@ -2,8 +2,11 @@
 //! `[guard]`, `[judge]` and `[cache]`, validated into what the stages run with.
 
 use super::loader::Loader;
-use super::{raw, Overrides};
+use super::overrides::Overrides;
+use super::raw;
+use crate::backends::breaker::Breaker;
 use crate::backends::embedded::EmbeddedBackend;
+use crate::backends::transport::Transport;
 use crate::backends::{self, BackendKind, GuardBackend, RemoteTarget, Thresholds};
 use crate::screens::input::cache::CacheSettings;
 use crate::screens::input::stages::guard::{GuardSection, Prefilter};
@@ -17,6 +20,39 @@ pub(super) struct Built<T> {
     pub(super) settings: String,
 }
 
+/// The remote backend of a kind (the embedded one is built from its model file).
+fn remote(kind: BackendKind, http: Transport, target: RemoteTarget) -> Arc<dyn GuardBackend> {
+    use backends::{moderation, openai_chat, tei};
+    match kind {
+        BackendKind::LlamaGuard3 => Arc::new(openai_chat::OpenAiChatBackend {
+            http,
+            target,
+            protocol: openai_chat::Protocol::LlamaGuard3,
+        }),
+        BackendKind::Qwen3guard => Arc::new(openai_chat::OpenAiChatBackend {
+            http,
+            target,
+            protocol: openai_chat::Protocol::Qwen3Guard,
+        }),
+        BackendKind::Tei => Arc::new(tei::TeiBackend { http, target }),
+        BackendKind::OpenaiModeration | BackendKind::Embedded => {
+            Arc::new(moderation::ModerationBackend { http, target })
+        }
+    }
+}
+
+/// A guard model and, for a remote one, its breaker.
+type Backend = (Arc<dyn GuardBackend>, Option<Arc<Breaker>>);
+
+/// The guard a product calls: its kind and where it is (the override's, or the file's).
+struct Target {
+    kind: String,
+    url: String,
+    model: String,
+    allow_below: Option<f32>,
+    block_at: Option<f32>,
+}
+
 impl raw::RawGuard {
     /// The environment override (`GUARD_MODEL_*`) wins over the product file. Thresholds belong
     /// to a kind of model: the product's own apply to the kind the product names; an override
@@ -27,35 +63,77 @@ impl raw::RawGuard {
         file: &str,
         overrides: &Overrides,
     ) -> Option<Built<GuardSection>> {
-        let (kind_str, url, model, allow, block) = match &overrides.model_url {
-            Some(url) => (
-                overrides.model_kind.clone().unwrap_or_default(),
-                url.clone(),
-                overrides.model_name.clone().unwrap_or_default(),
-                overrides.allow_below,
-                overrides.block_at,
-            ),
-            None => (
-                self.kind.clone(),
-                self.url.clone(),
-                self.model.clone(),
-                self.allow_below,
-                self.block_at,
-            ),
-        };
-        let Some(kind) = BackendKind::parse(&kind_str) else {
+        let target = self.target(overrides);
+        let Some(kind) = BackendKind::parse(&target.kind) else {
             l.problem(
                 file,
                 "guard.kind",
-                format!("unknown guard kind `{kind_str}`"),
+                format!("unknown guard kind `{}`", target.kind),
                 "one of embedded, llama_guard_3, qwen3guard, tei, openai_moderation",
             );
             return None;
         };
+        let thresholds = self.thresholds(l, file, kind, &target);
+        if self.timeout_ms == 0 || self.timeout_ms > raw::MAX_TIMEOUT_MS {
+            l.problem(
+                file,
+                "guard.timeout_ms",
+                format!("must be between 1 and {}", raw::MAX_TIMEOUT_MS),
+                "e.g. 1500",
+            );
+        }
+        let (backend, breaker) = self.backend(l, file, kind, &target, overrides)?;
+        let prefilter = self.prefilter(l, file, kind)?;
+        let tier = self
+            .embedded_first_below
+            .map_or(String::new(), |t| format!("|embedded_first_below={t}"));
+        let (a, b) = (thresholds.allow_below, thresholds.block_at);
+        let Target {
+            kind, url, model, ..
+        } = target;
+        Some(Built {
+            section: GuardSection {
+                backend,
+                prefilter,
+                breaker,
+                thresholds,
+                timeout: Duration::from_millis(self.timeout_ms),
+            },
+            settings: format!("{kind}|{url}|{model}|{a}|{b}|{}{tier}", self.timeout_ms),
+        })
+    }
+
+    fn target(&self, overrides: &Overrides) -> Target {
+        match &overrides.model_url {
+            Some(url) => Target {
+                kind: overrides.model_kind.clone().unwrap_or_default(),
+                url: url.clone(),
+                model: overrides.model_name.clone().unwrap_or_default(),
+                allow_below: overrides.allow_below,
+                block_at: overrides.block_at,
+            },
+            None => Target {
+                kind: self.kind.clone(),
+                url: self.url.clone(),
+                model: self.model.clone(),
+                allow_below: self.allow_below,
+                block_at: self.block_at,
+            },
+        }
+    }
+
+    /// The target's thresholds, or its kind's defaults; `0 <= allow_below <= block_at <= 1`.
+    fn thresholds(
+        &self,
+        l: &mut Loader<'_>,
+        file: &str,
+        kind: BackendKind,
+        target: &Target,
+    ) -> Thresholds {
         let defaults = kind.default_thresholds();
         let thresholds = Thresholds {
-            allow_below: allow.unwrap_or(defaults.allow_below),
-            block_at: block.unwrap_or(defaults.block_at),
+            allow_below: target.allow_below.unwrap_or(defaults.allow_below),
+            block_at: target.block_at.unwrap_or(defaults.block_at),
         };
         let (a, b) = (thresholds.allow_below, thresholds.block_at);
         if !(0.0..=1.0).contains(&a) || !(0.0..=1.0).contains(&b) || a > b {
@@ -66,102 +144,101 @@ impl raw::RawGuard {
                 "e.g. allow_below = 0.5, block_at = 0.9",
             );
         }
-        if self.timeout_ms == 0 || self.timeout_ms > raw::MAX_TIMEOUT_MS {
+        thresholds
+    }
+
+    /// The model: the embedded one, or a remote one behind its breaker.
+    fn backend(
+        &self,
+        l: &mut Loader<'_>,
+        file: &str,
+        kind: BackendKind,
+        target: &Target,
+        overrides: &Overrides,
+    ) -> Option<Backend> {
+        if kind == BackendKind::Embedded {
+            let model = l.model(file, &self.model_path)?;
+            return Some((Arc::new(EmbeddedBackend { model }), None));
+        }
+        let Target {
+            kind: name,
+            url,
+            model,
+            ..
+        } = target;
+        let breaker = l.breaker(file, "guard", &format!("{url}|{model}"), &self.breaker)?;
+        if url.is_empty() {
             l.problem(
                 file,
-                "guard.timeout_ms",
-                format!("must be between 1 and {}", raw::MAX_TIMEOUT_MS),
-                "e.g. 1500",
+                "guard.url",
+                format!("guard kind `{name}` needs a url"),
+                "e.g. url = \"http://127.0.0.1:8000/v1\"",
             );
         }
-        let mut breaker = None;
-        let backend: Arc<dyn GuardBackend> = if kind == BackendKind::Embedded {
-            Arc::new(EmbeddedBackend {
-                model: l.model(file, &self.model_path)?,
-            })
+        if model.is_empty() && kind != BackendKind::Tei {
+            l.problem(
+                file,
+                "guard.model",
+                format!("guard kind `{name}` needs a model name"),
+                "the name the server serves, e.g. \"meta-llama/Llama-Guard-3-8B\"",
+            );
+        }
+        let api_key = if overrides.model_url.is_some() {
+            overrides.model_api_key.clone()
         } else {
-            let b = l.breaker(file, "guard", &format!("{url}|{model}"), &self.breaker)?;
-            let http = b.transport().clone();
-            breaker = Some(b);
-            if url.is_empty() {
-                l.problem(
-                    file,
-                    "guard.url",
-                    format!("guard kind `{kind_str}` needs a url"),
-                    "e.g. url = \"http://127.0.0.1:8000/v1\"",
-                );
-            }
-            if model.is_empty() && kind != BackendKind::Tei {
-                l.problem(
-                    file,
-                    "guard.model",
-                    format!("guard kind `{kind_str}` needs a model name"),
-                    "the name the server serves, e.g. \"meta-llama/Llama-Guard-3-8B\"",
-                );
-            }
-            let api_key = if overrides.model_url.is_some() {
-                overrides.model_api_key.clone()
-            } else {
-                l.api_key(
-                    file,
-                    "guard.api_key_env",
-                    &self.api_key_env,
-                    &overrides.secrets,
-                )
-            };
-            let target = RemoteTarget {
-                url: url.clone(),
-                model: model.clone(),
-                api_key,
-            };
-            backends::remote(kind, http, target)
+            let secrets = &overrides.secrets;
+            l.api_key(file, "guard.api_key_env", &self.api_key_env, secrets)
         };
-        let prefilter = match self.embedded_first_below {
-            None => None,
-            Some(_) if kind == BackendKind::Embedded => {
-                l.problem(
-                    file,
-                    "guard.embedded_first_below",
-                    "the tiered guard puts the embedded model before a remote one".to_string(),
-                    "set it only with a remote kind (llama_guard_3, qwen3guard, tei, openai_moderation)",
-                );
-                None
-            }
-            Some(t) => {
-                let most = BackendKind::Embedded.default_thresholds().allow_below;
-                if !(t > 0.0 && t <= most) {
-                    l.problem(
-                        file,
-                        "guard.embedded_first_below",
-                        format!("must be above 0 and at most {most} (the embedded model's own allow_below)"),
-                        "e.g. 0.05: only what the embedded model is sure of skips the remote model",
-                    );
-                }
-                Some(Prefilter {
-                    backend: Arc::new(EmbeddedBackend {
-                        model: l.model(file, &self.model_path)?,
-                    }),
-                    allow_below: t,
-                })
-            }
+        let target = RemoteTarget {
+            url: url.clone(),
+            model: model.clone(),
+            api_key,
         };
-        let tier = self
-            .embedded_first_below
-            .map_or(String::new(), |t| format!("|embedded_first_below={t}"));
-        Some(Built {
-            section: GuardSection {
-                backend,
-                prefilter,
-                breaker,
-                thresholds,
-                timeout: Duration::from_millis(self.timeout_ms),
-            },
-            settings: format!("{kind_str}|{url}|{model}|{a}|{b}|{}{tier}", self.timeout_ms),
-        })
+        let backend = remote(kind, breaker.transport().clone(), target);
+        Some((backend, Some(breaker)))
+    }
+
+    /// The tiered guard's embedded model (remote kinds only); `None` when the model file does
+    /// not load.
+    fn prefilter(
+        &self,
+        l: &mut Loader<'_>,
+        file: &str,
+        kind: BackendKind,
+    ) -> Option<Option<Prefilter>> {
+        let Some(t) = self.embedded_first_below else {
+            return Some(None);
+        };
+        if kind == BackendKind::Embedded {
+            l.problem(
+                file,
+                "guard.embedded_first_below",
+                "the tiered guard puts the embedded model before a remote one".to_string(),
+                "set it only with a remote kind (llama_guard_3, qwen3guard, tei, openai_moderation)",
+            );
+            return Some(None);
+        }
+        let most = BackendKind::Embedded.default_thresholds().allow_below;
+        if !(t > 0.0 && t <= most) {
+            l.problem(
+                file,
+                "guard.embedded_first_below",
+                format!(
+                    "must be above 0 and at most {most} (the embedded model's own allow_below)"
+                ),
+                "e.g. 0.05: only what the embedded model is sure of skips the remote model",
+            );
+        }
+        let model = l.model(file, &self.model_path)?;
+        Some(Some(Prefilter {
+            backend: Arc::new(EmbeddedBackend { model }),
+            allow_below: t,
+        }))
     }
 }
 
 impl raw::RawJudge {
+    /// The environment override (`GUARD_JUDGE_URL` and `_MODEL`) wins over the product file.
     pub(super) fn build(
         &self,
         l: &mut Loader<'_>,
@@ -169,28 +246,7 @@ impl raw::RawJudge {
         name: &str,
         overrides: &Overrides,
     ) -> Option<Built<JudgeSection>> {
-        let prompt = if self.prompt.is_empty() {
-            l.problem(
-                file,
-                "judge.prompt",
-                "no judge instructions",
-                format!("judge.prompt = \"judge_prompts/{name}.md\""),
-            );
-            String::new()
-        } else {
-            let text = l
-                .read_text(file, "judge.prompt", &self.prompt)
-                .unwrap_or_default();
-            if text.trim().is_empty() && l.files.get(&self.prompt).is_some_and(Option::is_some) {
-                l.problem(
-                    &self.prompt,
-                    "-",
-                    "the judge instructions are empty",
-                    "write what is normal work and what is abuse for this product",
-                );
-            }
-            text
-        };
+        let prompt = self.prompt(l, file, name);
         if self.timeout_ms == 0
             || self.timeout_ms > raw::MAX_TIMEOUT_MS
             || self.max_tokens == 0
@@ -215,34 +271,7 @@ impl raw::RawJudge {
         let (breaker, client) = match url.is_empty() {
             true => (None, None),
             false => {
-                let breaker = l.breaker(file, "judge", &format!("{url}|{model}"), &self.breaker)?;
-                if model.is_empty() {
-                    l.problem(
-                        file,
-                        "judge.model",
-                        "a judge url needs a model name",
-                        "the name the chat server serves",
-                    );
-                }
-                let api_key = if overrides.judge_url.is_some() {
-                    overrides.judge_api_key.clone()
-                } else {
-                    l.api_key(
-                        file,
-                        "judge.api_key_env",
-                        &self.api_key_env,
-                        &overrides.secrets,
-                    )
-                };
-                let client = Arc::new(JudgeClient {
-                    http: breaker.transport().clone(),
-                    target: RemoteTarget {
-                        url,
-                        model,
-                        api_key,
-                    },
-                    max_tokens: self.max_tokens,
-                });
+                let (breaker, client) = self.client(l, file, url, model, overrides)?;
                 (Some(breaker), Some(client))
             }
         };
@@ -255,6 +284,67 @@ impl raw::RawJudge {
             },
             settings,
         })
+    }
+
+    /// The product's judge instructions; none (or an empty file) is a problem.
+    fn prompt(&self, l: &mut Loader<'_>, file: &str, name: &str) -> String {
+        if self.prompt.is_empty() {
+            l.problem(
+                file,
+                "judge.prompt",
+                "no judge instructions",
+                format!("judge.prompt = \"judge_prompts/{name}.md\""),
+            );
+            return String::new();
+        }
+        let text = l
+            .read_text(file, "judge.prompt", &self.prompt)
+            .unwrap_or_default();
+        if text.trim().is_empty() && l.files.get(&self.prompt).is_some_and(Option::is_some) {
+            l.problem(
+                &self.prompt,
+                "-",
+                "the judge instructions are empty",
+                "write what is normal work and what is abuse for this product",
+            );
+        }
+        text
+    }
+
+    /// The judge server's client, behind its breaker.
+    fn client(
+        &self,
+        l: &mut Loader<'_>,
+        file: &str,
+        url: String,
+        model: String,
+        overrides: &Overrides,
+    ) -> Option<(Arc<Breaker>, Arc<JudgeClient>)> {
+        let breaker = l.breaker(file, "judge", &format!("{url}|{model}"), &self.breaker)?;
+        if model.is_empty() {
+            l.problem(
+                file,
+                "judge.model",
+                "a judge url needs a model name",
+                "the name the chat server serves",
+            );
+        }
+        let api_key = if overrides.judge_url.is_some() {
+            overrides.judge_api_key.clone()
+        } else {
+            let secrets = &overrides.secrets;
+            l.api_key(file, "judge.api_key_env", &self.api_key_env, secrets)
+        };
+        let client = Arc::new(JudgeClient {
+            http: breaker.transport().clone(),
+            target: RemoteTarget {
+                url,
+                model,
+                api_key,
+            },
+            max_tokens: self.max_tokens,
+        });
+        Some((breaker, client))
     }
 }
 

@@ -1,11 +1,12 @@
 //! The loader's shared state: each file is read once, each matcher built once (across loads
 //! too, see `memo`), one breaker and transport per remote target; every problem kept.
 
+use super::overrides::Secrets;
 use super::problem::Problem;
-use super::{memo, raw, Secrets};
+use super::{memo, raw};
 use crate::backends::breaker::{Breaker, BreakerSettings};
 use crate::backends::embedded::{EmbeddedModel, BUILTIN_MODEL};
-use crate::backends::Transport;
+use crate::backends::transport::Transport;
 use crate::screens::input::stages::banglish::Lexicon;
 use crate::screens::input::stages::policy::{Policy, RawPolicy};
 use crate::screens::input::stages::signatures::Signatures;
@@ -249,7 +250,7 @@ impl<'a> Loader<'a> {
         let Some(text) = self.read_text(owner, "policy.rules", rel) else {
             return none();
         };
-        let hint = "see the policy file reference in README.md";
+        let hint = "see the policy file reference in docs/policy.md";
         let mut table: toml::Table = match toml::from_str(&text) {
             Ok(t) => t,
             Err(e) => {
@@ -290,7 +291,12 @@ impl<'a> Loader<'a> {
             Ok(t) => Arc::new(t),
             Err(problems) => {
                 for (key, message) in problems {
-                    self.problem(rel, &key, message, "see \"Tool-call gate\" in README.md");
+                    self.problem(
+                        rel,
+                        &key,
+                        message,
+                        "see \"The tool policy\" in docs/policy.md",
+                    );
                 }
                 Arc::new(ToolPolicy::default())
             }

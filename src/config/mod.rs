@@ -10,80 +10,24 @@
 mod input;
 mod loader;
 mod memo;
+mod overrides;
 mod problem;
 pub mod raw;
 
+pub use overrides::{Overrides, Secrets};
 pub use problem::{ConfigError, Problem};
 
 use crate::backends::BackendKind;
 use crate::product::{Product, Replies};
 use crate::screens::input::section::InputSection;
 use crate::screens::input::stages::policy::Policy;
+use crate::screens::tools::policy::StoreKind;
 use crate::verdict::Reply;
 use loader::{Loader, BUILTIN, BUILTIN_DIGEST};
 use raw::RawProduct;
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// Overrides that apply to every product, from the environment (read once, in
-/// [`crate::settings`]); see the README.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Overrides {
-    /// `GUARD_MODEL_URL`
-    pub model_url: Option<String>,
-    /// `GUARD_MODEL_KIND`
-    pub model_kind: Option<String>,
-    /// `GUARD_MODEL_NAME`
-    pub model_name: Option<String>,
-    /// `GUARD_MODEL_API_KEY`: the overriding model's bearer token.
-    pub model_api_key: Option<String>,
-    /// `GUARD_JUDGE_URL`
-    pub judge_url: Option<String>,
-    /// `GUARD_JUDGE_MODEL`
-    pub judge_model: Option<String>,
-    /// `GUARD_JUDGE_API_KEY`: the overriding judge's bearer token.
-    pub judge_api_key: Option<String>,
-    /// `GUARD_MODEL_ALLOW_BELOW`: thresholds for the overriding model (else its kind's defaults).
-    pub allow_below: Option<f32>,
-    /// `GUARD_MODEL_BLOCK_AT`
-    pub block_at: Option<f32>,
-    /// Variables that were set but do not read as numbers: (name, value), reported as problems.
-    pub unreadable: Vec<(&'static str, String)>,
-    /// Where the secrets a product file names (`api_key_env`) are found.
-    pub secrets: Secrets,
-}
-
-/// Where the product files' `api_key_env` names are looked up when a configuration loads:
-/// the process environment, or fixed values (tests, tools).
-#[derive(Clone, Default, PartialEq)]
-pub enum Secrets {
-    #[default]
-    Environment,
-    Fixed(BTreeMap<String, String>),
-}
-
-impl Secrets {
-    /// The secret named `name`; empty counts as unset.
-    pub fn get(&self, name: &str) -> Option<String> {
-        let value = match self {
-            Secrets::Environment => std::env::var(name).ok(),
-            Secrets::Fixed(map) => map.get(name).cloned(),
-        };
-        value.filter(|v| !v.is_empty())
-    }
-}
-
-impl fmt::Debug for Secrets {
-    /// Names at most, never values.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Secrets::Environment => f.write_str("Secrets::Environment"),
-            Secrets::Fixed(map) => f.debug_set().entries(map.keys()).finish(),
-        }
-    }
-}
 
 /// Every product of a configuration directory.
 #[derive(Debug)]
@@ -241,6 +185,14 @@ fn check_overrides(l: &mut Loader<'_>, o: &Overrides) {
             "e.g. 0.5",
         );
     }
+    if let Some(store) = o.gate_store.as_deref().filter(|s| gate_store(s).is_none()) {
+        l.problem(
+            "environment",
+            "GUARD_GATE_STORE",
+            format!("`{store}` is not a store"),
+            "`memory` or `redis` (with GUARD_REDIS_URL)",
+        );
+    }
     if o.judge_url.is_some() != o.judge_model.is_some() {
         l.problem(
             "environment",
@@ -248,6 +200,14 @@ fn check_overrides(l: &mut Loader<'_>, o: &Overrides) {
             "GUARD_JUDGE_URL and GUARD_JUDGE_MODEL go together",
             "set both, or neither",
         );
+    }
+}
+
+fn gate_store(name: &str) -> Option<StoreKind> {
+    match name {
+        "memory" => Some(StoreKind::Memory),
+        "redis" => Some(StoreKind::Redis),
+        _ => None,
     }
 }
 
@@ -273,7 +233,11 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
     let guard = raw.guard.build(l, &file, overrides);
     let judge = raw.judge.build(l, &file, name, overrides);
     let cache = raw.cache.build(l, &file);
-    let (policy, tools) = l.policy(&file, &raw.policy.rules);
+    let (policy, mut tools) = l.policy(&file, &raw.policy.rules);
+    let store = overrides.gate_store.as_deref().and_then(gate_store);
+    if let Some(store) = store {
+        Arc::make_mut(&mut tools).store = store;
+    }
     let (output, problems) = raw.output.build();
     for (key, message, hint) in problems {
         l.problem(&file, key, message, hint);
@@ -281,6 +245,7 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
     let settings = [
         ("guard", guard.as_ref().map(|g| g.settings.as_str())),
         ("judge", judge.as_ref().map(|j| j.settings.as_str())),
+        ("gate_store", store.map(StoreKind::as_str)),
     ];
     let config_rev = revision(l, &file, &text, &raw, &settings, &cache);
     if l.problems.len() > before {
@@ -318,7 +283,7 @@ fn parse_product(l: &mut Loader<'_>, file: &str, name: &str, text: &str) -> Opti
             file,
             &key,
             message,
-            "see the configuration reference in README.md",
+            "see the configuration reference in docs/configuration.md",
         );
     }
     let raw = raw?;

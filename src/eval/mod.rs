@@ -10,7 +10,8 @@ pub mod runner;
 pub mod scripted_judge;
 pub mod suite;
 
-use crate::config::{self, Overrides};
+use crate::config::{self, ConfigSet, Overrides};
+use crate::screens::input::records::InputMetrics;
 use report::{group_scores, json_report, junit, ratchet, table, Baseline};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -39,31 +40,53 @@ pub struct EvalOutcome {
 /// Run the suites. Exit 0: every group at or above its baseline; 1: a group dropped; 2: a usage
 /// or configuration error.
 pub async fn run(config_dir: &Path, overrides: Overrides, opts: &EvalOptions) -> EvalOutcome {
-    let fail = |message: String| EvalOutcome {
+    let (config, cases, baseline, metrics) = match prepare(config_dir, overrides, opts) {
+        Ok(ready) => ready,
+        Err(message) => return failed(message),
+    };
+    let results = runner::run_all(
+        &config,
+        &metrics,
+        &cases,
+        opts.concurrency,
+        opts.rerun_failures,
+    )
+    .await;
+    match outcome(&results, baseline, opts) {
+        Ok(outcome) => outcome,
+        Err(message) => failed(message),
+    }
+}
+
+/// A usage or configuration error: exit 2.
+fn failed(message: String) -> EvalOutcome {
+    EvalOutcome {
         report: message,
         json: serde_json::Value::Null,
         dropped: Vec::new(),
         exit: 2,
-    };
-    let mut overrides = overrides;
-    if overrides.judge_url.is_none() {
-        match scripted_judge::start() {
-            Ok(url) => {
-                overrides.judge_url = Some(url);
-                overrides.judge_model = Some("scripted-judge".into());
-            }
-            Err(e) => return fail(format!("cannot start the scripted judge: {e}")),
-        }
     }
-    let config = match config::load(config_dir, &overrides) {
-        Ok(c) => c,
-        Err(e) => return fail(e.to_string()),
-    };
+}
+
+/// The configuration (with the scripted judge when no judge is given), the cases, the
+/// baseline and the metrics the pipeline records into (kept nowhere).
+fn prepare(
+    config_dir: &Path,
+    mut overrides: Overrides,
+    opts: &EvalOptions,
+) -> Result<(ConfigSet, Vec<suite::Case>, Baseline, InputMetrics), String> {
+    if overrides.judge_url.is_none() {
+        let url =
+            scripted_judge::start().map_err(|e| format!("cannot start the scripted judge: {e}"))?;
+        overrides.judge_url = Some(url);
+        overrides.judge_model = Some("scripted-judge".into());
+    }
+    let config = config::load(config_dir, &overrides).map_err(|e| e.to_string())?;
     let products: Vec<String> = config.products.keys().cloned().collect();
     let files = match suite::suite_files(&opts.paths) {
         Ok(f) if !f.is_empty() => f,
-        Ok(_) => return fail("no suite files (*.yaml) found".into()),
-        Err(p) => return fail(p.to_string()),
+        Ok(_) => return Err("no suite files (*.yaml) found".into()),
+        Err(p) => return Err(p.to_string()),
     };
     let mut cases = Vec::new();
     let mut problems = Vec::new();
@@ -74,28 +97,22 @@ pub async fn run(config_dir: &Path, overrides: Overrides, opts: &EvalOptions) ->
         }
     }
     if !problems.is_empty() {
-        return fail(problems.iter().map(|p| format!("{p}\n")).collect());
+        return Err(problems.iter().map(|p| format!("{p}\n")).collect());
     }
-    let baseline = match Baseline::load(&opts.baseline) {
-        Ok(b) => b,
-        Err(e) => return fail(e.to_string()),
-    };
-    let registry = crate::obs::metrics::Registry::new(false);
-    let metrics = match crate::screens::input::records::InputMetrics::new(&registry) {
-        Ok(m) => m,
-        Err(e) => return fail(e.to_string()),
-    };
-    let results = runner::run_all(
-        &config,
-        &metrics,
-        &cases,
-        opts.concurrency,
-        opts.rerun_failures,
-    )
-    .await;
-    let groups = group_scores(&results, &baseline);
-    let mut report = table(&results, &groups);
-    let json = json_report(&results, &groups);
+    let baseline = Baseline::load(&opts.baseline).map_err(|e| e.to_string())?;
+    let metrics = InputMetrics::with_recording(false).map_err(|e| e.to_string())?;
+    Ok((config, cases, baseline, metrics))
+}
+
+/// Scores against the baseline (raised when asked), the reports written, the exit code.
+fn outcome(
+    results: &[runner::CaseResult],
+    baseline: Baseline,
+    opts: &EvalOptions,
+) -> Result<EvalOutcome, String> {
+    let groups = group_scores(results, &baseline);
+    let mut report = table(results, &groups);
+    let json = json_report(results, &groups);
     let mut dropped: Vec<String> = groups
         .iter()
         .filter(|(_, s)| s.dropped())
@@ -104,9 +121,7 @@ pub async fn run(config_dir: &Path, overrides: Overrides, opts: &EvalOptions) ->
     if opts.update_baseline {
         let mut updated = baseline.clone();
         dropped = ratchet(&mut updated, &groups);
-        if let Err(e) = updated.save(&opts.baseline) {
-            return fail(e.to_string());
-        }
+        updated.save(&opts.baseline).map_err(|e| e.to_string())?;
         report.push_str(&format!(
             "\nbaseline written to {}\n",
             opts.baseline.display()
@@ -117,13 +132,11 @@ pub async fn run(config_dir: &Path, overrides: Overrides, opts: &EvalOptions) ->
             opts.json.as_ref(),
             serde_json::to_string_pretty(&json).unwrap_or_default(),
         ),
-        (opts.junit.as_ref(), junit(&results)),
+        (opts.junit.as_ref(), junit(results)),
     ];
     for (path, text) in outputs {
         if let Some(p) = path {
-            if let Err(e) = std::fs::write(p, text) {
-                return fail(format!("{}: {e}", p.display()));
-            }
+            std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()))?;
         }
     }
     report.push_str(&format!(
@@ -138,12 +151,12 @@ pub async fn run(config_dir: &Path, overrides: Overrides, opts: &EvalOptions) ->
         ));
     }
     let exit = if dropped.is_empty() { 0 } else { 1 };
-    EvalOutcome {
+    Ok(EvalOutcome {
         report,
         json,
         dropped,
         exit,
-    }
+    })
 }
 
 pub fn run_cli(

@@ -57,7 +57,7 @@ async fn run_case(config: &ConfigSet, metrics: &InputMetrics, case: &Case) -> Ac
     let Some(product) = config.product(&case.product) else {
         return Actual::default();
     };
-    let q = Question::new(&case.text);
+    let q = Question::new(&case.text).with_english(product.input.lexicon.clone());
     let from_verdict = |v: Verdict| Actual {
         decision: Some(v.decision),
         reason: Some(v.reason),

@@ -98,24 +98,13 @@ impl ApiKeys {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .map(str::trim);
-        let scope = presented.and_then(|k| self.scope_of(k)).ok_or_else(|| {
-            ApiError::new(
-                401,
-                "unauthorized",
-                "a valid `Authorization: Bearer <API key>` header is required",
-            )
-        })?;
+        let scope = presented
+            .and_then(|k| self.scope_of(k))
+            .ok_or(ApiError::Unauthorized("API key"))?;
         match (scope, product) {
             (Scope::All, _) | (_, None) => Ok(()),
             (Scope::Products(list), Some(p)) if list.iter().any(|x| x == p) => Ok(()),
-            (Scope::Products(_), Some(p)) => Err(ApiError::new(
-                403,
-                "forbidden_product",
-                format!(
-                    "this API key is not for product `{}`",
-                    p.chars().take(64).collect::<String>()
-                ),
-            )),
+            (Scope::Products(_), Some(p)) => Err(ApiError::ForbiddenProduct(p.to_string())),
         }
     }
 }

@@ -1,124 +1,197 @@
-//! `ApiError`: every error response of the HTTP API, with a status and a stable snake_case code:
-//! `{"error": {"code": "...", "message": "..."}}`. Nothing a client sends produces a 500.
+//! `ApiError`: every error response of the HTTP API. Each variant is one stable snake_case
+//! code with its status: `{"error": {"code": "...", "message": "..."}}`. Nothing a client sends
+//! produces a 500.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use serde_json::json;
+use std::time::Duration;
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{code}: {message}")]
-pub struct ApiError {
-    pub status: u16,
-    pub code: &'static str,
-    pub message: String,
+/// Declares [`ApiError`] from one table of variant, status and code, so the list of codes
+/// (the metric's closed label set) cannot drift from the variants.
+macro_rules! api_errors {
+    ($( $(#[$doc:meta])* $variant:ident $(($($field:ty),+))? => $status:literal, $code:literal; )+) => {
+        /// An error answer of the HTTP API; the variant is its code.
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum ApiError {
+            $( $(#[$doc])* $variant $(($($field),+))?, )+
+        }
+
+        impl ApiError {
+            /// Every code, one per variant.
+            pub const CODES: &'static [&'static str] = &[$($code),+];
+
+            /// The stable snake_case code.
+            pub fn code(&self) -> &'static str {
+                match self {
+                    $( api_errors!(@pattern $variant $(($($field),+))?) => $code, )+
+                }
+            }
+
+            pub fn status(&self) -> u16 {
+                match self {
+                    $( api_errors!(@pattern $variant $(($($field),+))?) => $status, )+
+                }
+            }
+        }
+    };
+    (@pattern $variant:ident) => { ApiError::$variant };
+    (@pattern $variant:ident ($($field:ty),+)) => { ApiError::$variant(..) };
+}
+
+api_errors! {
+    /// The body is not JSON, or not a JSON object (the message says which).
+    MalformedJson(String) => 400, "malformed_json";
+    /// The body could not be read (the connection's error).
+    BadBody(String) => 400, "bad_body";
+    /// The query could not be read.
+    BadQuery(String) => 400, "bad_query";
+    /// No valid credential: which one (an API key, the admin token).
+    Unauthorized(&'static str) => 401, "unauthorized";
+    /// The API key is not for this product (its name).
+    ForbiddenProduct(String) => 403, "forbidden_product";
+    NotFound => 404, "not_found";
+    /// No product of this name.
+    UnknownProduct(String) => 404, "unknown_product";
+    /// The methods the route takes.
+    MethodNotAllowed(&'static str) => 405, "method_not_allowed";
+    /// The body did not arrive within the deadline.
+    RequestTimeout(Duration) => 408, "request_timeout";
+    /// The body is over the limit (in bytes).
+    PayloadTooLarge(usize) => 413, "payload_too_large";
+    UnsupportedMediaType => 415, "unsupported_media_type";
+    /// The product is missing, empty or too long (the message says which).
+    MissingProduct(String) => 422, "missing_product";
+    MissingText => 422, "missing_text";
+    NoVisibleText => 422, "no_visible_text";
+    /// A text that is not a string (the field's name).
+    InvalidText(&'static str) => 422, "invalid_text";
+    InvalidRequestId => 422, "invalid_request_id";
+    MissingConversation(String) => 422, "missing_conversation";
+    MissingTurn(String) => 422, "missing_turn";
+    MissingCalls => 422, "missing_calls";
+    /// More calls than a request may carry (the limit).
+    TooManyCalls(usize) => 422, "too_many_calls";
+    InvalidCaller(String) => 422, "invalid_caller";
+    MissingDocuments => 422, "missing_documents";
+    /// More documents than a request may carry (the limit).
+    TooManyDocuments(usize) => 422, "too_many_documents";
+    /// The document at this index has no text.
+    InvalidDocument(usize) => 422, "invalid_document";
+    /// A reload found problems: every one, the old configuration keeps serving.
+    InvalidConfig(Vec<String>) => 422, "invalid_config";
+    /// Every in-flight slot is taken: `503` with `Retry-After: 1`; callers treat it as a block.
+    Overloaded => 503, "overloaded";
+    /// The service cannot answer yet (why).
+    NotReady(String) => 503, "not_ready";
 }
 
 impl ApiError {
-    /// Every code `POST /v1/screen` can answer with (the metric's closed label set).
-    pub const SCREEN_CODES: [&'static str; 14] = [
-        "malformed_json",
-        "bad_body",
-        "missing_product",
-        "missing_text",
-        "no_visible_text",
-        "invalid_text",
-        "invalid_request_id",
-        "unknown_product",
-        "payload_too_large",
-        "unsupported_media_type",
-        "overloaded",
-        "request_timeout",
-        "unauthorized",
-        "forbidden_product",
-    ];
-
-    pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> Self {
-        ApiError {
-            status,
-            code,
-            message: message.into(),
+    /// What the client is told (never screened text).
+    pub fn message(&self) -> String {
+        use ApiError as E;
+        match self {
+            E::MalformedJson(m) | E::MissingProduct(m) | E::MissingConversation(m) => m.clone(),
+            E::MissingTurn(m) | E::InvalidCaller(m) | E::NotReady(m) => m.clone(),
+            E::BadBody(e) => format!("could not read the body: {e}"),
+            E::BadQuery(e) => format!("could not read the query: {e}"),
+            E::Unauthorized(what) => {
+                format!("a valid `Authorization: Bearer <{what}>` header is required")
+            }
+            E::ForbiddenProduct(p) => format!("this API key is not for product `{}`", shown(p)),
+            E::NotFound => "no such route; see docs/api.md for the API".into(),
+            E::UnknownProduct(p) => format!("no product named `{}`", shown(p)),
+            E::MethodNotAllowed(allowed) => format!("this route accepts {allowed}"),
+            E::RequestTimeout(limit) => {
+                format!("the body did not arrive within {} ms", limit.as_millis())
+            }
+            E::PayloadTooLarge(limit) => {
+                format!("the body is larger than the limit of {limit} bytes")
+            }
+            E::UnsupportedMediaType => "send the body as `Content-Type: application/json`".into(),
+            E::MissingText => "`text` is required and must not be empty".into(),
+            E::NoVisibleText => {
+                "`text` has no visible character (only white space or invisible characters)".into()
+            }
+            E::InvalidText(field) => format!("`{field}` must be a string"),
+            E::InvalidRequestId => "`request_id` must be a string or a number".into(),
+            E::MissingCalls => "`calls` is required: an array of {id, tool, args}".into(),
+            E::TooManyCalls(n) => format!("at most {n} calls per request"),
+            E::MissingDocuments => {
+                "`documents` is required: an array of {id?, text, owner?}".into()
+            }
+            E::TooManyDocuments(n) => format!("at most {n} documents per request"),
+            E::InvalidDocument(i) => format!("documents[{i}] needs `text`: a non-empty string"),
+            E::InvalidConfig(_) => {
+                "the new configuration is invalid; the old one keeps serving".into()
+            }
+            E::Overloaded => {
+                "too many screens in flight; retry after a second (treat this as a block)".into()
+            }
         }
     }
 
-    pub fn malformed_json(detail: impl std::fmt::Display) -> Self {
-        Self::new(
-            400,
-            "malformed_json",
-            format!("the body is not valid JSON: {detail}"),
-        )
-    }
-    pub fn unauthorized() -> Self {
-        Self::new(
-            401,
-            "unauthorized",
-            "a valid `Authorization: Bearer <GUARD_ADMIN_TOKEN>` header is required",
-        )
-    }
-    pub fn not_found() -> Self {
-        Self::new(404, "not_found", "no such route; see README.md for the API")
-    }
-    pub fn unknown_product(name: &str) -> Self {
-        let shown: String = name.chars().take(64).collect();
-        Self::new(
-            404,
-            "unknown_product",
-            format!("no product named `{shown}`"),
-        )
-    }
-    pub fn method_not_allowed(allowed: &str) -> Self {
-        Self::new(
-            405,
-            "method_not_allowed",
-            format!("this route accepts {allowed}"),
-        )
-    }
-    pub fn payload_too_large(limit: usize) -> Self {
-        Self::new(
-            413,
-            "payload_too_large",
-            format!("the body is larger than the limit of {limit} bytes"),
-        )
-    }
-    pub fn unsupported_media_type() -> Self {
-        Self::new(
-            415,
-            "unsupported_media_type",
-            "send the body as `Content-Type: application/json`",
-        )
-    }
-    pub fn unprocessable(code: &'static str, message: impl Into<String>) -> Self {
-        Self::new(422, code, message)
-    }
-    /// Every in-flight slot is taken: `503` with `Retry-After: 1`; callers treat it as a block.
-    pub fn overloaded() -> Self {
-        Self::new(
-            503,
-            "overloaded",
-            "too many screens in flight; retry after a second (treat this as a block)",
-        )
-    }
-    pub fn request_timeout(limit: std::time::Duration) -> Self {
-        Self::new(
-            408,
-            "request_timeout",
-            format!("the body did not arrive within {} ms", limit.as_millis()),
-        )
-    }
-    pub fn unavailable(message: impl Into<String>) -> Self {
-        Self::new(503, "not_ready", message)
+    /// `{"error": {"code", "message"}}` (and a reload's problems).
+    pub fn body(&self) -> serde_json::Value {
+        let mut error = json!({"code": self.code(), "message": self.message()});
+        if let ApiError::InvalidConfig(problems) = self {
+            error["problems"] = json!(problems);
+        }
+        json!({ "error": error })
     }
 }
 
+/// A name the client sent, cut for the message.
+fn shown(name: &str) -> String {
+    name.chars().take(64).collect()
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code(), self.message())
+    }
+}
+
+impl std::error::Error for ApiError {}
+
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
-        StatusCode::from_u16(self.status).unwrap_or(StatusCode::BAD_REQUEST)
+        StatusCode::from_u16(self.status()).unwrap_or(StatusCode::BAD_REQUEST)
     }
 
     fn error_response(&self) -> HttpResponse {
         let mut response = HttpResponse::build(self.status_code());
-        if self.code == "overloaded" {
+        if *self == ApiError::Overloaded {
             response.insert_header((actix_web::http::header::RETRY_AFTER, "1"));
         }
-        response.json(json!({"error": {"code": self.code, "message": self.message}}))
+        response.json(self.body())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_distinct_snake_case_and_statuses_are_errors() {
+        let mut seen = std::collections::BTreeSet::new();
+        for code in ApiError::CODES {
+            assert!(seen.insert(code), "{code} twice");
+            assert!(
+                code.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+                "{code}"
+            );
+        }
+        for e in [
+            ApiError::Overloaded,
+            ApiError::UnknownProduct("x".repeat(100)),
+            ApiError::InvalidConfig(vec!["p".into()]),
+        ] {
+            assert!(ApiError::CODES.contains(&e.code()));
+            assert!((400..600).contains(&e.status()));
+            assert!(e.message().chars().count() < 120, "{}", e.message());
+        }
+        let body = ApiError::InvalidConfig(vec!["a: b".into()]).body();
+        assert_eq!(body["error"]["problems"][0], "a: b");
     }
 }

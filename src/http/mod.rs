@@ -1,173 +1,46 @@
-//! The HTTP service: one `AppState` built once and shared, the route table, and `create_app`,
-//! used by `guard serve` and by the integration tests alike.
+//! The HTTP service: adapters over the screens. One `AppState` built once and shared
+//! ([`state`]), one extractor for the opening every route shares ([`extract`]), one `ApiError`
+//! ([`error`]), and one file per route family, each handler a few lines that call a screen:
+//!
+//! - [`screen`]   `POST /v1/screen`: the question (the input screen)
+//! - [`tools`]    `POST /v1/tool-calls`: the proposed tool calls (the gate)
+//! - [`context`]  `POST /v1/screen-context`: untrusted documents (the context screen)
+//! - [`output`]   `POST /v1/screen-output` and `/stream`: the answer (the output screen)
+//! - [`ops`]      `/metrics`, `/healthz`, `/readyz`, `/admin/reload`, and the fallback
+//!
+//! [`create_app`] is the route table, used by `guard serve` and by the integration tests
+//! alike. A new entry point (a gateway contract) is one more file and one more line here.
 
-pub mod agent;
 pub mod auth;
+pub mod context;
 pub mod error;
-pub mod handlers;
+pub mod extract;
+pub mod ops;
 pub mod output;
 pub mod records;
+pub mod screen;
+pub mod state;
+pub mod tools;
 
-use crate::config::{self, ConfigError, Overrides};
-use crate::obs::audit::AuditLog;
-use crate::obs::metrics::Registry;
-use crate::screens::input::Screener;
-use crate::screens::records::Records;
-use crate::screens::tools::Stores;
-use crate::settings::Settings;
+pub use state::AppState;
+
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{web, App};
-use arc_swap::ArcSwap;
-use records::HttpMetrics;
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
 
-pub struct AppState {
-    /// The configuration in force; swapped whole on reload.
-    pub screener: ArcSwap<Screener>,
-    /// The metrics registry every part records into (`/metrics` renders it).
-    pub metrics: Registry,
-    /// The service's own metrics.
-    pub http: HttpMetrics,
-    /// Every screen's records, handed to each loaded configuration.
-    pub records: Records,
-    pub audit: Arc<AuditLog>,
-    pub config_dir: PathBuf,
-    pub overrides: Overrides,
-    pub max_body_bytes: usize,
-    /// Screens in flight; a request that finds none free is refused at once with `503`.
-    pub in_flight: Arc<tokio::sync::Semaphore>,
-    /// How long a client may take to send its whole body.
-    pub body_timeout: Duration,
-    /// `GUARD_ADMIN_TOKEN`; without it `/admin/reload` refuses everyone.
-    pub admin_token: Option<String>,
-    /// API keys scoped to products (`GUARD_API_KEYS`, `GUARD_API_KEYS_FILE`); `None`: no
-    /// authentication (loopback only, unless told otherwise: see `guard serve`).
-    pub api_keys: Option<auth::ApiKeys>,
-    /// The tool-call gate's state: in process, and Redis when `GUARD_REDIS_URL` is set.
-    pub gate: crate::screens::tools::Stores,
-    /// Serve `/metrics`, `/healthz` and `/readyz` on the main address too (off when
-    /// `GUARD_OPS_LISTEN` gives them their own).
-    pub ops_on_main: bool,
-}
-
-impl AppState {
-    /// The state of a service whose environment sets nothing but the model `overrides`.
-    pub fn load(
-        config_dir: PathBuf,
-        overrides: Overrides,
-        audit: AuditLog,
-    ) -> Result<Self, ConfigError> {
-        let settings = Settings {
-            overrides,
-            ..Settings::default()
-        };
-        Self::with_settings(config_dir, &settings, audit)
-    }
-
-    /// Build the state once: the registry and every part's records, the configuration, the
-    /// access keys and the gate's stores, as `settings` say.
-    pub fn with_settings(
-        config_dir: PathBuf,
-        settings: &Settings,
-        audit: AuditLog,
-    ) -> Result<Self, ConfigError> {
-        let problem = |file: &str, key: &str, message: String, hint: &str| ConfigError {
-            problems: vec![config::Problem {
-                file: file.into(),
-                key: key.into(),
-                message,
-                hint: hint.into(),
-            }],
-        };
-        let metrics = Registry::new(settings.metrics);
-        let audit = Arc::new(audit);
-        let registered = HttpMetrics::new(&metrics)
-            .and_then(|http| Ok((http, Records::new(&metrics, audit.clone())?)));
-        let (http, records) = registered.map_err(|e| problem("metrics", "-", e.to_string(), ""))?;
-        let api_keys = auth::ApiKeys::load(
-            settings.api_keys.as_deref(),
-            settings.api_keys_file.as_deref(),
-        )
-        .map_err(|e| {
-            let hint = "`<key> <product>[,<product>]` or `<key> *`, one per line or `;`";
-            problem("environment", "GUARD_API_KEYS", e, hint)
-        })?;
-        let gate = Stores::new(settings.redis_url.as_deref())
-            .map_err(|e| problem("environment", "GUARD_REDIS_URL", e, "redis://host:6379/0"))?;
-        let set = config::load(&config_dir, &settings.overrides)?;
-        http.set_config(&revisions(&set));
-        let limits = settings.limits;
-        Ok(AppState {
-            screener: ArcSwap::from_pointee(Screener::new(set, records.clone())),
-            metrics,
-            http,
-            records,
-            audit,
-            config_dir,
-            overrides: settings.overrides.clone(),
-            max_body_bytes: limits.max_body_bytes,
-            in_flight: Arc::new(tokio::sync::Semaphore::new(limits.max_in_flight)),
-            body_timeout: limits.body_timeout,
-            admin_token: settings.admin_token.clone(),
-            api_keys,
-            gate,
-            ops_on_main: settings.ops_listen.is_none(),
-        })
-    }
-
-    /// Re-read products, wordlists and prompts. The new configuration replaces the old one only
-    /// when all of it is valid; requests in flight finish on the one they started with.
-    pub fn reload(&self) -> Result<Vec<(String, String)>, ConfigError> {
-        let result = config::load(&self.config_dir, &self.overrides);
-        self.http.record_reload(result.is_ok());
-        let set = result?;
-        let products = revisions(&set);
-        self.http.set_config(&products);
-        self.screener
-            .store(Arc::new(Screener::new(set, self.records.clone())));
-        Ok(products)
-    }
-}
-
-/// Each product's name and revision.
-fn revisions(set: &config::ConfigSet) -> Vec<(String, String)> {
-    set.products
-        .values()
-        .map(|p| (p.name.clone(), p.config_rev.clone()))
-        .collect()
-}
-
-/// `/metrics`, `/healthz`, `/readyz`.
-pub fn ops_routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/metrics", web::get().to(handlers::metrics))
-        .route("/healthz", web::get().to(handlers::healthz))
-        .route("/readyz", web::get().to(handlers::readyz));
-}
-
-/// The ops routes alone, for `GUARD_OPS_LISTEN`.
-pub fn create_ops_app(
-    state: web::Data<AppState>,
-) -> App<
-    impl ServiceFactory<
-        ServiceRequest,
-        Config = (),
-        Response = ServiceResponse<impl MessageBody>,
-        Error = actix_web::Error,
-        InitError = (),
-    >,
-> {
-    App::new()
-        .app_data(state)
-        .configure(ops_routes)
-        .default_service(web::to(handlers::fallback))
+/// What an app serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    /// The API (and the ops routes, unless `GUARD_OPS_LISTEN` gives them their own address).
+    Api,
+    /// The ops routes alone, on `GUARD_OPS_LISTEN`.
+    Ops,
 }
 
 /// The route table.
 pub fn create_app(
     state: web::Data<AppState>,
+    surface: Surface,
 ) -> App<
     impl ServiceFactory<
         ServiceRequest,
@@ -177,22 +50,38 @@ pub fn create_app(
         InitError = (),
     >,
 > {
-    let ops = state.ops_on_main;
+    let api = surface == Surface::Api;
+    let ops = surface == Surface::Ops || state.ops_on_main;
     App::new()
         .app_data(state)
-        .route("/v1/screen", web::post().to(handlers::screen))
+        .configure(|cfg| {
+            if api {
+                api_routes(cfg);
+            }
+            if ops {
+                ops_routes(cfg);
+            }
+        })
+        .default_service(web::to(ops::fallback))
+}
+
+fn api_routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/v1/screen", web::post().to(screen::screen))
         .route("/v1/screen-output", web::post().to(output::screen_output))
         .route(
             "/v1/screen-output/stream",
             web::post().to(output::screen_output_stream),
         )
-        .route("/v1/tool-calls", web::post().to(agent::tool_calls))
-        .route("/v1/screen-context", web::post().to(agent::screen_context))
-        .configure(move |cfg| {
-            if ops {
-                ops_routes(cfg);
-            }
-        })
-        .route("/admin/reload", web::post().to(handlers::reload))
-        .default_service(web::to(handlers::fallback))
+        .route("/v1/tool-calls", web::post().to(tools::tool_calls))
+        .route(
+            "/v1/screen-context",
+            web::post().to(context::screen_context),
+        )
+        .route("/admin/reload", web::post().to(ops::reload));
+}
+
+fn ops_routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/metrics", web::get().to(ops::metrics))
+        .route("/healthz", web::get().to(ops::healthz))
+        .route("/readyz", web::get().to(ops::readyz));
 }

@@ -11,37 +11,81 @@
 //! A malformed line ends the stream with `{"error": {...}}` after what was already masked.
 
 use super::error::ApiError;
-use super::handlers::{admit, admit_owned, authorize_product, read_request};
-use super::AppState;
+use super::extract::{json_response, named_product, Opened, RouteRequest, Source};
+use super::screen::TextRequest;
+use crate::product::Product;
+use crate::screens::input::Screener;
 use crate::screens::output::{self, OutputStream};
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use futures_util::StreamExt;
 use serde::Deserialize;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// A stream request line longer than this is refused.
 const MAX_LINE_BYTES: usize = 64 * 1024;
 
-pub async fn screen_output(
-    state: web::Data<AppState>,
-    req: HttpRequest,
-    payload: web::Payload,
-) -> Result<HttpResponse, ApiError> {
-    let _permit = admit(&state, &req)?;
-    let (product, text, request_id) = read_request(&state, &req, payload).await?;
-    let screener = state.screener.load_full();
-    let p = screener
-        .config
-        .product(&product)
-        .ok_or_else(|| ApiError::unknown_product(&product))?;
-    let v = output::answer(p, &text, request_id, screener.records());
-    Ok(super::handlers::json_response(&v))
+pub async fn screen_output(open: Opened<TextRequest>) -> Result<HttpResponse, ApiError> {
+    let TextRequest { text, request_id } = open.request;
+    let records = open.screener.records();
+    let v = output::answer(&open.product, &text, request_id, records);
+    Ok(json_response(&v))
 }
 
+/// The query of the stream: `?product=...&request_id=...`.
 #[derive(Debug, Deserialize)]
 pub struct StreamQuery {
     product: Option<String>,
     request_id: Option<String>,
+}
+
+/// A stream's request: read from the query, so an unknown product is refused before any of the
+/// answer is read.
+#[derive(Debug)]
+pub struct StreamRequest {
+    request_id: Option<String>,
+}
+
+impl RouteRequest for StreamRequest {
+    const SOURCE: Source = Source::Query;
+    type Raw = StreamQuery;
+
+    fn product(raw: &StreamQuery) -> Result<String, ApiError> {
+        named_product(&raw.product, "`product` (query) is required")
+    }
+
+    fn check(raw: StreamQuery) -> Result<Self, ApiError> {
+        let request_id = raw.request_id.map(|r| r.chars().take(128).collect());
+        Ok(StreamRequest { request_id })
+    }
+}
+
+pub async fn screen_output_stream(
+    open: Opened<StreamRequest>,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let pump = Pump {
+        payload,
+        line: Vec::new(),
+        out: Some(OutputStream::new(&open.product)),
+        hasher: open.state.audit.hasher(),
+        product: open.product,
+        request_id: open.request.request_id,
+        screener: open.screener,
+        started: Instant::now(),
+        ended: false,
+        _permit: open.permit,
+    };
+    let body = futures_util::stream::unfold(pump, |mut pump| async move {
+        if pump.ended {
+            return None;
+        }
+        let bytes = pump.next_lines().await;
+        Some((Ok::<_, actix_web::Error>(web::Bytes::from(bytes)), pump))
+    });
+    Ok(HttpResponse::Ok()
+        .content_type("application/x-ndjson")
+        .streaming(body))
 }
 
 #[derive(Debug, Deserialize)]
@@ -55,59 +99,14 @@ struct Pump {
     line: Vec<u8>,
     out: Option<OutputStream>,
     hasher: crate::obs::audit::TextHasher,
-    product: std::sync::Arc<crate::product::Product>,
+    product: Arc<Product>,
     request_id: Option<String>,
-    state: web::Data<AppState>,
+    /// The configuration the stream started with: its records.
+    screener: Arc<Screener>,
     started: Instant,
     ended: bool,
     /// The in-flight slot, held for the whole stream.
     _permit: tokio::sync::OwnedSemaphorePermit,
-}
-
-pub async fn screen_output_stream(
-    state: web::Data<AppState>,
-    req: HttpRequest,
-    payload: web::Payload,
-) -> Result<HttpResponse, ApiError> {
-    let permit = admit_owned(&state, &req)?;
-    let query = web::Query::<StreamQuery>::from_query(req.query_string())
-        .map_err(|e| ApiError::new(400, "bad_query", format!("could not read the query: {e}")))?
-        .into_inner();
-    let name = query
-        .product
-        .filter(|p| !p.trim().is_empty())
-        .ok_or_else(|| {
-            ApiError::unprocessable("missing_product", "`product` (query) is required")
-        })?;
-    authorize_product(&state, &req, &name)?;
-    let screener = state.screener.load_full();
-    let product = screener
-        .config
-        .product(&name)
-        .cloned()
-        .ok_or_else(|| ApiError::unknown_product(&name))?;
-    let pump = Pump {
-        payload,
-        line: Vec::new(),
-        out: Some(OutputStream::new(&product)),
-        hasher: state.audit.hasher(),
-        product,
-        request_id: query.request_id.map(|r| r.chars().take(128).collect()),
-        state: state.clone(),
-        started: Instant::now(),
-        ended: false,
-        _permit: permit,
-    };
-    let body = futures_util::stream::unfold(pump, |mut pump| async move {
-        if pump.ended {
-            return None;
-        }
-        let bytes = pump.next_lines().await;
-        Some((Ok::<_, actix_web::Error>(web::Bytes::from(bytes)), pump))
-    });
-    Ok(HttpResponse::Ok()
-        .content_type("application/x-ndjson")
-        .streaming(body))
 }
 
 impl Pump {
@@ -124,12 +123,12 @@ impl Pump {
                 }
             }
             if self.line.len() > MAX_LINE_BYTES {
-                return self.end(Some(ApiError::payload_too_large(MAX_LINE_BYTES)));
+                return self.end(Some(ApiError::PayloadTooLarge(MAX_LINE_BYTES)));
             }
             match self.payload.next().await {
                 Some(Ok(chunk)) => self.line.extend_from_slice(&chunk),
                 Some(Err(e)) => {
-                    let e = ApiError::new(400, "bad_body", format!("could not read the body: {e}"));
+                    let e = ApiError::BadBody(e.to_string());
                     return self.end(Some(e));
                 }
                 None => {
@@ -156,12 +155,10 @@ impl Pump {
         if line.iter().all(u8::is_ascii_whitespace) {
             return Ok(None);
         }
-        let parsed: DeltaLine = serde_json::from_slice(line).map_err(ApiError::malformed_json)?;
+        let parsed: DeltaLine = serde_json::from_slice(line)
+            .map_err(|e| ApiError::MalformedJson(format!("the body is not valid JSON: {e}")))?;
         let serde_json::Value::String(delta) = parsed.delta else {
-            return Err(ApiError::unprocessable(
-                "invalid_text",
-                "`delta` must be a string",
-            ));
+            return Err(ApiError::InvalidText("delta"));
         };
         self.hasher.update(&delta);
         let Some(out) = &mut self.out else {
@@ -185,7 +182,7 @@ impl Pump {
         };
         v.request_id = self.request_id.clone();
         let last = match error {
-            Some(e) => serde_json::json!({"error": {"code": e.code, "message": e.message}}),
+            Some(e) => serde_json::json!({"error": {"code": e.code(), "message": e.message()}}),
             None => {
                 let mut value = serde_json::to_value(&v).unwrap_or_default();
                 if let Some(o) = value.as_object_mut() {
@@ -196,8 +193,8 @@ impl Pump {
         };
         bytes.extend_from_slice(last.to_string().as_bytes());
         bytes.push(b'\n');
-        let hash = std::mem::replace(&mut self.hasher, self.state.audit.hasher()).finish();
-        let records = &self.state.records;
+        let records = self.screener.records();
+        let hash = std::mem::replace(&mut self.hasher, records.audit.hasher()).finish();
         output::record(
             records,
             &self.product.name,

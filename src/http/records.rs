@@ -51,19 +51,20 @@ impl HttpMetrics {
             for result in ["ok", "error"] {
                 m.reloads.with_label_values(&[result]);
             }
-            for code in ApiError::SCREEN_CODES {
+            for code in ApiError::CODES {
                 m.http_errors.with_label_values(&[code]);
             }
         }
         Ok(m)
     }
 
-    pub fn in_flight(&self) -> InFlight<'_> {
+    /// Counts a request in flight until the guard is dropped.
+    pub fn in_flight(&self) -> InFlight {
         self.in_flight.inc();
-        InFlight(&self.in_flight)
+        InFlight(self.in_flight.clone())
     }
 
-    pub fn record_http_error(&self, code: &'static str) {
+    pub fn record_http_error(&self, code: &str) {
         if !self.enabled {
             return;
         }
@@ -93,9 +94,9 @@ impl HttpMetrics {
 }
 
 /// Decrements the in-flight gauge when dropped.
-pub struct InFlight<'a>(&'a IntGauge);
+pub struct InFlight(IntGauge);
 
-impl Drop for InFlight<'_> {
+impl Drop for InFlight {
     fn drop(&mut self) {
         self.0.dec();
     }

@@ -457,3 +457,51 @@ async fn an_answer_larger_than_a_megabyte_is_refused_and_blocks() {
     assert_eq!(v["reason"], "guard_unavailable", "{v}");
     assert_eq!(v["fail_mode"], "closed", "{v}");
 }
+
+#[tokio::test]
+async fn an_answer_of_undeclared_length_is_cut_off_past_a_megabyte() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
+        Ok(l) => l,
+        Err(e) => panic!("{e}"),
+    };
+    let url = match listener.local_addr() {
+        Ok(a) => format!("http://{a}/v1"),
+        Err(e) => panic!("{e}"),
+    };
+    // A valid "safe" answer of 2 MiB, chunked (no Content-Length): read whole, it would parse.
+    let answer =
+        json!({"choices": [{"message": {"content": "safe"}}], "padding": "x".repeat(2 << 20)})
+            .to_string();
+    tokio::spawn(async move {
+        let Ok((mut sock, _)) = listener.accept().await else {
+            return;
+        };
+        let mut head = [0u8; 4096];
+        let _ = sock.read(&mut head).await;
+        let mut out = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n".to_vec();
+        for piece in answer.as_bytes().chunks(64 << 10) {
+            out.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+            out.extend_from_slice(piece);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"0\r\n\r\n");
+        let _ = sock.write_all(&out).await;
+    });
+    let transport = match guard::backends::transport::Transport::new(1) {
+        Ok(t) => t,
+        Err(e) => panic!("{e}"),
+    };
+    let target = guard::backends::RemoteTarget {
+        url,
+        model: "lg".into(),
+        api_key: None,
+    };
+    let got =
+        guard::backends::transport::post_json(&transport, &target, "chat/completions", &json!({}))
+            .await;
+    assert!(
+        matches!(&got, Err(guard::backends::BackendError::Unparsable(why)) if why.contains("too large")),
+        "{got:?}"
+    );
+}

@@ -88,3 +88,39 @@ fn config_rev_changes_with_any_loaded_file() {
     assert_ne!(before, after);
     assert_eq!(before.len(), 16);
 }
+
+/// `GUARD_GATE_STORE` moves every product's gate state (a replicated deployment sets `redis`
+/// without editing the policies), is covered by `config_rev`, and a wrong value is refused.
+#[test]
+fn gate_store_override_applies_to_every_product() {
+    use guard::screens::tools::policy::StoreKind;
+    let shipped = match load(&repo_root(), &Overrides::default()) {
+        Ok(s) => s,
+        Err(e) => panic!("{e}"),
+    };
+    let redis = Overrides {
+        gate_store: Some("redis".into()),
+        ..Default::default()
+    };
+    let moved = match load(&repo_root(), &redis) {
+        Ok(s) => s,
+        Err(e) => panic!("{e}"),
+    };
+    assert!(!moved.products.is_empty());
+    for (name, p) in &moved.products {
+        assert_eq!(p.tools.store, StoreKind::Redis, "{name}");
+        assert_eq!(
+            shipped.products[name].tools.store,
+            StoreKind::Memory,
+            "{name}"
+        );
+        assert_ne!(p.config_rev, shipped.products[name].config_rev, "{name}");
+    }
+    let wrong = Overrides {
+        gate_store: Some("etcd".into()),
+        ..Default::default()
+    };
+    assert!(problems(&repo_root(), &wrong)
+        .join("\n")
+        .contains("GUARD_GATE_STORE"));
+}

@@ -4,7 +4,7 @@
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::{test, web};
 use guard::config::Overrides;
-use guard::http::{create_app, AppState};
+use guard::http::{create_app, AppState, Surface};
 use guard::obs::audit::{AuditLog, AuditSink};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -164,7 +164,7 @@ pub async fn app_for(
     Response = ServiceResponse<impl actix_web::body::MessageBody>,
     Error = actix_web::Error,
 > {
-    test::init_service(create_app(state)).await
+    test::init_service(create_app(state, Surface::Api)).await
 }
 
 /// The current value of a metric (counters and gauges summed over the series whose labels
@@ -220,10 +220,17 @@ impl LiveServer {
             .local_addr()
             .map(|a| a.to_string())
             .unwrap_or_default();
-        let Ok(server) = actix_web::HttpServer::new(move || create_app(state.clone()))
-            .workers(workers)
-            .listen(listener)
-            .map(|s| s.run())
+        // The client and the machine set the pace, not actix's own clocks: on a busy machine a
+        // request head can take longer than actix's 5 s to be read (408), and an idle pooled
+        // connection closed by a 5 s keep-alive races the client's next request on it (reset).
+        // Neither is what these tests look at; the guard's own deadlines (the body's) still apply.
+        let Ok(server) =
+            actix_web::HttpServer::new(move || create_app(state.clone(), Surface::Api))
+                .workers(workers)
+                .client_request_timeout(std::time::Duration::ZERO)
+                .keep_alive(std::time::Duration::from_secs(300))
+                .listen(listener)
+                .map(|s| s.run())
         else {
             panic!("server did not start");
         };

@@ -165,7 +165,7 @@ async fn a_slow_judge_blocks_at_its_timeout() {
             "{v}"
         );
         eprintln!("judge timeout 150 ms: verdict after {elapsed:?}");
-        // The bound is generous for a shared CI machine; the measured figures are in the README.
+        // The bound is generous for a shared CI machine; the measured figures are in docs/performance.md.
         assert!(elapsed < Duration::from_millis(1500), "{elapsed:?}");
     }
 }

@@ -12,6 +12,7 @@ mod context;
 mod evals;
 mod exits;
 mod fail_closed;
+mod forms;
 mod gate;
 mod gate_redis;
 mod judge;

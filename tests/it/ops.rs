@@ -533,6 +533,57 @@ async fn sighup_reloads_a_running_server() {
     );
 }
 
+/// With the ops routes on their own address (as in the container image), `/readyz` there
+/// answers only once the API's socket is listening: a readiness probe that passes means the
+/// API accepts. (The ops server used to start first; `.ci/deploy-checks` saw a refused API
+/// connection right after a 200 from `/readyz`, once in 15 starts.)
+#[tokio::test]
+async fn ready_on_the_ops_address_means_the_api_accepts() {
+    let cfg = TempConfig::new(|_, t| t);
+    let free = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .ok()
+            .and_then(|l| l.local_addr().ok())
+            .map_or(0, |a| a.port())
+    };
+    let (api, ops) = (
+        format!("127.0.0.1:{}", free()),
+        format!("127.0.0.1:{}", free()),
+    );
+    assert_ne!(api, ops);
+    for _ in 0..5 {
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_guard"))
+            .args(["serve", "--listen", &api, "--workers", "1"])
+            .args(["--config-dir", &cfg.path().display().to_string()])
+            .env("GUARD_OPS_LISTEN", &ops)
+            .env("GUARD_AUDIT_LOG", "off")
+            .env_remove("GUARD_MODEL_URL")
+            .env_remove("GUARD_JUDGE_URL")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        let mut child = match child {
+            Ok(c) => c,
+            Err(e) => panic!("{e}"),
+        };
+        let client = reqwest::Client::new();
+        let mut ready = false;
+        for _ in 0..400 {
+            let got = client.get(format!("http://{ops}/readyz")).send().await;
+            if got.is_ok_and(|r| r.status() == 200) {
+                ready = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        let accepted = std::net::TcpStream::connect(&api);
+        child.kill().ok();
+        child.wait().ok();
+        assert!(ready, "/readyz on the ops address never answered 200");
+        assert!(accepted.is_ok(), "ready, but the API refused: {accepted:?}");
+    }
+}
+
 fn metric_names(text: &str) -> Vec<String> {
     let bytes = text.as_bytes();
     let is_name = |b: u8| b.is_ascii_alphanumeric() || b == b'_';

@@ -21,7 +21,7 @@ pub mod records;
 pub mod verdict;
 pub mod wrap;
 
-pub use verdict::{ContextVerdict, DocDecision, DocVerdict, Document};
+pub use verdict::{ContextVerdict, DocDecision, DocReason, DocVerdict, Document};
 
 use crate::product::Product;
 use crate::screens::input::pipeline::run_plan;
@@ -29,7 +29,7 @@ use crate::screens::input::question::Question;
 use crate::screens::input::records::InputMetrics;
 use crate::screens::input::stages::Context;
 use crate::screens::records::Records;
-use crate::verdict::{Decision, Reason, Stage};
+use crate::verdict::{Reason, Stage};
 use std::time::Instant;
 
 /// The screen of `POST /v1/screen-context`: every document screened, then recorded (documents
@@ -101,7 +101,7 @@ async fn screen_one(
                 index,
                 id: doc.id,
                 decision: DocDecision::Drop,
-                reason: "not_owner",
+                reason: DocReason::NotOwner,
                 categories: Vec::new(),
                 score: None,
                 wrapped: None,
@@ -115,12 +115,12 @@ async fn screen_one(
         ..Context::default()
     };
     let v = run_plan(product, &q, metrics, &Stage::CONTEXT, untrusted).await;
-    let (decision, reason) = match (v.decision, v.reason) {
-        (Decision::Allow, _) if boundary.is_none() => (DocDecision::Block, "check_failed"),
-        (Decision::Allow, _) => (DocDecision::Pass, v.reason.as_str()),
-        // With no judge in the plan, a borderline answer ends as "no judge resolved it".
-        (Decision::Block, Reason::JudgeUnavailable) => (DocDecision::Block, "borderline"),
-        (Decision::Block, r) => (DocDecision::Block, r.as_str()),
+    let (decision, reason) = match DocReason::of_screen(v.decision, v.reason) {
+        // No boundary to wrap it under: fail closed.
+        (DocDecision::Pass, _) if boundary.is_none() => {
+            (DocDecision::Block, DocReason::Screen(Reason::CheckFailed))
+        }
+        screened => screened,
     };
     let wrapped = boundary
         .filter(|_| decision == DocDecision::Pass)

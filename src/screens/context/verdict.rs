@@ -1,8 +1,8 @@
 //! The context screen's verdict: per document its decision, reason, trace and (when it
 //! passed) the wrapped text to hand the model.
 
-use crate::verdict::TraceEntry;
-use serde::Serialize;
+use crate::verdict::{Decision, Reason, TraceEntry};
+use serde::{Serialize, Serializer};
 
 #[derive(Debug, Clone)]
 pub struct Document {
@@ -32,14 +32,50 @@ impl DocDecision {
     }
 }
 
+/// Why a document was decided as it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocReason {
+    /// The input side's screen decided (`passed`, `prompt_injection`, `unsafe`,
+    /// `guard_unavailable`, `check_failed`).
+    Screen(Reason),
+    /// The guard was unsure, and no judge reads documents: left out.
+    Borderline,
+    /// Owned by someone other than the caller.
+    NotOwner,
+}
+
+impl DocReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DocReason::Screen(r) => r.as_str(),
+            DocReason::Borderline => "borderline",
+            DocReason::NotOwner => "not_owner",
+        }
+    }
+
+    /// What the document's screen came to: with no judge in the plan, a borderline answer
+    /// ends as "no judge resolved it".
+    pub fn of_screen(decision: Decision, reason: Reason) -> (DocDecision, DocReason) {
+        match (decision, reason) {
+            (Decision::Allow, r) => (DocDecision::Pass, DocReason::Screen(r)),
+            (Decision::Block, Reason::JudgeUnavailable) => (DocDecision::Block, Self::Borderline),
+            (Decision::Block, r) => (DocDecision::Block, DocReason::Screen(r)),
+        }
+    }
+}
+
+impl Serialize for DocReason {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct DocVerdict {
     pub index: usize,
     pub id: Option<String>,
     pub decision: DocDecision,
-    /// `passed`, the input side's reason codes (`prompt_injection`, `unsafe`,
-    /// `guard_unavailable`, `check_failed`), `borderline`, or `not_owner`.
-    pub reason: &'static str,
+    pub reason: DocReason,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub categories: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -23,7 +23,7 @@ pub struct CacheSettings {
 }
 
 /// A cache entry and when it was made: its TTL runs from then (moka's does too), which
-/// [`Recent`] needs to expire its copies no later than the entry.
+/// [`Recent`](super::answer::Recent) needs to expire its copies no later than the entry.
 #[derive(Clone)]
 pub struct Cached {
     pub created: Instant,

@@ -4,7 +4,9 @@
 //! text ─► question ─► cache? ─► pipeline (script → banglish → lang_id → signatures → policy → guard → judge) ─► verdict
 //! ```
 //!
-//! - [`question`]  the question computed once: normalised, hidden, folded, decoded, outbound
+//! - [`question`]  the question computed once: normalised, hidden, folded, skeleton, decoded, outbound
+//! - [`decode`]    what is cheap to decode (entities, escapes, base64, hex, Morse, ROT13, ...)
+//! - [`segments`]  code fences, JSON, YAML, templates and tags taken out to be screened alone
 //! - [`cache`]     the verdict cache; [`answer`] the answers kept per thread, serialised once
 //! - [`pipeline`]  the only place the stage order lives; fail-open/closed policy
 //! - [`stages`]    one module per stage; [`section`] the product's settings they run with
@@ -14,10 +16,12 @@
 
 pub mod answer;
 pub mod cache;
+pub mod decode;
 pub mod pipeline;
 pub mod question;
 pub mod records;
 pub mod section;
+pub mod segments;
 pub mod stages;
 
 use crate::config::ConfigSet;
@@ -182,7 +186,7 @@ impl Screener {
     ) -> Option<(Verdict, Option<Instant>)> {
         let screen = self.products.get(product)?;
         let started = Instant::now();
-        let question = Question::new(text);
+        let question = Question::new(text).with_english(screen.product.input.lexicon.clone());
         let (verdict, expires) = match screen.cache.as_ref().filter(|_| use_cache) {
             None => (self.run(&screen.product, &question).await, None),
             Some(cache) => self.through_cache(screen, cache, &question).await,

@@ -7,24 +7,21 @@
 //! | [`Question::folded`] NFKC, lower case, invisibles out, look-alikes mapped | lazily | banglish, signatures, embedded guard |
 //! | [`Question::skeleton`] every word read however it is disguised, with a map back to `text` | lazily | signatures, policy |
 //! | [`Question::paragraphs`] folded paragraphs, when there are several | lazily | embedded guard |
-//! | [`Question::decoded`] base64 / hex / percent-encoded payloads, decoded | lazily | signatures, guard |
+//! | [`Question::decoded`] entities, escapes, base64, hex, Morse, ROT13, ... decoded ([`decode`]) | lazily | signatures, guard |
+//! | [`Question::language_text`] the text with what was decoded in place | lazily | script, banglish, lang_id |
+//! | [`Question::segments`] code fences, JSON / YAML values, templates, tags, as texts of their own | lazily | signatures; for scoring sentence by sentence |
 //! | [`Question::outbound`] visible text only, card numbers masked, payloads appended | lazily | remote guard, judge |
 //!
 //! Every form is made in time linear in the text. The lazy forms are made inside the first stage
 //! that reads them, so that stage's timer (and timeout and panic capture) covers the work.
 
+use crate::screens::input::decode;
+pub use crate::screens::input::decode::{Decoded, Encoding};
+pub use crate::screens::input::segments::{Segment, SegmentKind};
+use crate::screens::input::stages::banglish::Lexicon;
 use crate::text::{fold_for_matching, is_invisible, mask_cards, normalise, skeleton, Skeleton};
-use base64::Engine;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
-/// Shortest base64 token worth decoding (18 bytes: "ignore all rules" is 16).
-const MIN_BASE64_CHARS: usize = 20;
-/// Shortest hex token worth decoding (8 bytes).
-const MIN_HEX_DIGITS: usize = 16;
-/// `%XX` escapes a token needs before it is decoded.
-const MIN_PERCENT_ESCAPES: usize = 3;
-/// At most this many payloads are decoded per question; decoding never recurses deeper than two.
-const MAX_PAYLOADS: usize = 16;
 /// A paragraph is scored on its own only when it has at least this many words: a short line
 /// such as "দয়া করে বন্ধ করুন।" ("please close it") is too little text for the model to judge
 /// alone (it scored 0.75), while the shortest harmful requests ("how to make a bomb") have five.
@@ -42,7 +39,14 @@ pub struct Question {
     skeleton: OnceLock<Skeleton>,
     paragraphs: OnceLock<Vec<String>>,
     decoded: OnceLock<Vec<Decoded>>,
+    segments: OnceLock<Vec<Segment>>,
+    /// The text with payloads decoded in place, when there were any.
+    unwrapped: OnceLock<Option<String>>,
+    /// The language form when decoding changed the text, and its folded copy.
+    language: OnceLock<Option<(String, String)>>,
     outbound: OnceLock<String>,
+    /// The product's English wordlist: ROT13 and reversed words are read only with it.
+    english: Option<Arc<Lexicon>>,
 }
 
 impl Question {
@@ -56,8 +60,19 @@ impl Question {
             skeleton: OnceLock::new(),
             paragraphs: OnceLock::new(),
             decoded: OnceLock::new(),
+            segments: OnceLock::new(),
+            unwrapped: OnceLock::new(),
+            language: OnceLock::new(),
             outbound: OnceLock::new(),
+            english: None,
         }
+    }
+
+    /// The question for a product whose English wordlist decides which words are English:
+    /// words that are not, but are after ROT13 or reversal, are decoded too.
+    pub fn with_english(mut self, lexicon: Arc<Lexicon>) -> Self {
+        self.english = Some(lexicon);
+        self
     }
 
     /// The normalised text: the cache key and what the language stages read.
@@ -78,11 +93,46 @@ impl Question {
     /// The form the language stages read Latin letters in: the text itself when it is ASCII,
     /// else the folded copy ("ＩＧＮＯＲＥ previous" is English written to dodge a filter).
     pub fn latin(&self) -> &str {
+        if let Some((text, folded)) = self.language() {
+            return if text.is_ascii() { text } else { folded };
+        }
         if self.text.is_ascii() {
             &self.text
         } else {
             self.folded()
         }
+    }
+
+    /// What the language screen reads: the text with every payload decoded in place (HTML
+    /// entities, escapes, base64 and the other tokens; words that read as English only after
+    /// ROT13 or reversal, transformed), so an encoded question is judged by the language it
+    /// is written in, and screened, instead of being rejected as the language its letters
+    /// look like. The text itself when nothing was decoded.
+    pub fn language_text(&self) -> &str {
+        self.language().map_or(&self.text, |(text, _)| text)
+    }
+
+    /// True when [`language_text`](Self::language_text) is not the text itself.
+    pub fn language_decoded(&self) -> bool {
+        self.language().is_some()
+    }
+
+    fn language(&self) -> Option<&(String, String)> {
+        self.language
+            .get_or_init(|| {
+                let transformed = self
+                    .decoded()
+                    .iter()
+                    .rev()
+                    .find(|d| matches!(d.encoding, Encoding::Rot13 | Encoding::Reversed));
+                let text = match transformed {
+                    Some(d) => d.text.clone(),
+                    None => self.unwrapped()?.to_string(),
+                };
+                let folded = fold_for_matching(&text);
+                Some((text, folded))
+            })
+            .as_ref()
     }
 
     /// The folded copy for matching (see [`fold_for_matching`]): one line, no invisibles.
@@ -119,9 +169,41 @@ impl Question {
         })
     }
 
-    /// Payloads written in an encoding (base64, hex, percent-encoding), decoded.
+    /// The structured parts of the question, each a text of its own
+    /// ([`crate::screens::input::segments`]): the body of a code fence, inline code, JSON string
+    /// values (unescaped), YAML values, the inside of templates and tags, with the
+    /// conversation role the structure gives them (`"role": "system"`). Empty for a plain
+    /// question. The signatures screen each; a scorer that reads the question sentence by
+    /// sentence should score each as well, since an instruction inside a JSON value is a
+    /// sentence of its own that the surrounding structure would dilute.
+    pub fn segments(&self) -> &[Segment] {
+        self.segments
+            .get_or_init(|| crate::screens::input::segments::segments(&self.text))
+    }
+
+    fn unwrapped(&self) -> Option<&str> {
+        self.unwrapped
+            .get_or_init(|| decode::unwrapped(&self.text))
+            .as_deref()
+    }
+
+    /// Payloads written in an encoding, decoded ([`decode`]): inline escapes, tokens and runs
+    /// of the text, then (with the product's English wordlist) ROT13 and reversed words of
+    /// the text with those decoded in place.
     pub fn decoded(&self) -> &[Decoded] {
-        self.decoded.get_or_init(|| decode_payloads(&self.text))
+        self.decoded.get_or_init(|| {
+            let mut list = decode::payloads(&self.text);
+            if let Some(lexicon) = &self.english {
+                let base = self.unwrapped().unwrap_or(&self.text);
+                let is_english = |w: &str| lexicon.is_common_english(w);
+                for t in decode::transforms(base, &is_english) {
+                    if list.len() < decode::MAX_PAYLOADS {
+                        list.push(t);
+                    }
+                }
+            }
+            list
+        })
     }
 
     /// The form that may leave the process (remote guard model, judge): invisible characters
@@ -273,125 +355,10 @@ fn selector_value(c: char) -> Option<u8> {
     }
 }
 
-/// A payload found in an encoding and decoded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decoded {
-    pub encoding: Encoding,
-    pub text: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Encoding {
-    Base64,
-    Hex,
-    Percent,
-}
-
-impl Encoding {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Encoding::Base64 => "base64",
-            Encoding::Hex => "hex",
-            Encoding::Percent => "percent-encoding",
-        }
-    }
-}
-
-fn decode_payloads(text: &str) -> Vec<Decoded> {
-    let mut out = Vec::new();
-    collect_payloads(text, 0, &mut out);
-    out
-}
-
-fn collect_payloads(text: &str, depth: u8, out: &mut Vec<Decoded>) {
-    for token in text.split(|c: char| {
-        c.is_whitespace() || matches!(c, '"' | '\'' | '(' | ')' | '<' | '>' | '`' | ',' | ';')
-    }) {
-        if out.len() >= MAX_PAYLOADS {
-            return;
-        }
-        let Some((encoding, decoded)) = decode_token(token) else {
-            continue;
-        };
-        if depth == 0 {
-            // base64 of base64, percent-encoded base64, ...: one more level.
-            collect_payloads(&decoded, 1, out);
-        }
-        if out.len() < MAX_PAYLOADS {
-            out.push(Decoded {
-                encoding,
-                text: decoded,
-            });
-        }
-    }
-}
-
-fn decode_token(token: &str) -> Option<(Encoding, String)> {
-    let escapes = token.matches('%').count();
-    if escapes >= MIN_PERCENT_ESCAPES {
-        let decoded = percent_encoding::percent_decode_str(token)
-            .decode_utf8()
-            .ok()?
-            .into_owned();
-        return (decoded != token && looks_like_text(&decoded))
-            .then_some((Encoding::Percent, decoded));
-    }
-    let token = token.trim_end_matches(['.', ':', '!', '?']);
-    let hex = token.strip_prefix("0x").unwrap_or(token);
-    if hex.len() >= MIN_HEX_DIGITS
-        && hex.len().is_multiple_of(2)
-        && hex.bytes().all(|b| b.is_ascii_hexdigit())
-    {
-        if let Ok(bytes) = hex::decode(hex) {
-            if let Ok(s) = String::from_utf8(bytes) {
-                if looks_like_text(&s) {
-                    return Some((Encoding::Hex, s));
-                }
-            }
-        }
-    }
-    if token.len() >= MIN_BASE64_CHARS
-        && token
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'='))
-    {
-        let unpadded = token.trim_end_matches('=');
-        let engines = [
-            &base64::engine::general_purpose::STANDARD_NO_PAD,
-            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
-        ];
-        for engine in engines {
-            if let Ok(bytes) = engine.decode(unpadded) {
-                if let Ok(s) = String::from_utf8(bytes) {
-                    if looks_like_text(&s) {
-                        return Some((Encoding::Base64, s));
-                    }
-                }
-            }
-        }
-    }
-    None
-}
-
-/// Decoded bytes that read as words: no control characters, mostly letters and spaces.
-fn looks_like_text(s: &str) -> bool {
-    let mut letters = 0usize;
-    let mut total = 0usize;
-    for c in s.chars() {
-        total += 1;
-        if c.is_control() && !matches!(c, '\n' | '\t' | '\r') {
-            return false;
-        }
-        if c.is_alphabetic() || c == ' ' {
-            letters += 1;
-        }
-    }
-    letters >= 4 && letters * 10 >= total * 7
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine;
 
     fn tags(s: &str) -> String {
         s.chars()

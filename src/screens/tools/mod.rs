@@ -12,7 +12,7 @@
 //! same turn or batch; its id is given). Never a silent drop. When the state cannot be read the
 //! gate fails closed: every call that needed it is skipped as `gate_unavailable`; when a check
 //! of the gate itself crashes, as `check_failed`. Both steps run through the screens' shared
-//! [`step`](crate::screens::step).
+//! [`step`].
 
 pub mod canonical;
 pub mod policy;

@@ -206,6 +206,29 @@ impl ToolPolicy {
         let mut problems = Vec::new();
         let gate = gate.unwrap_or_default();
         let mut policy = ToolPolicy::default();
+        policy.apply_gate(&gate, &mut problems);
+        for (name, raw) in tools {
+            match build_tool(&name, raw, gate.record_arg.as_deref()) {
+                Ok(t) => {
+                    policy.tools.insert(name, t);
+                }
+                Err(mut p) => problems.append(&mut p),
+            }
+        }
+        let mut ids = std::collections::HashSet::new();
+        for v in velocity {
+            let built = policy.build_velocity(v, &mut ids, &mut problems);
+            policy.velocity.push(built);
+        }
+        if problems.is_empty() {
+            Ok(policy)
+        } else {
+            Err(problems)
+        }
+    }
+
+    /// The `[tool_gate]` settings, each within its bounds.
+    fn apply_gate(&mut self, gate: &RawToolGate, problems: &mut Vec<(String, String)>) {
         if let Some(n) = gate.max_calls_per_round {
             if n == 0 || n > 256 {
                 problems.push((
@@ -213,9 +236,9 @@ impl ToolPolicy {
                     "must be between 1 and 256".into(),
                 ));
             }
-            policy.max_calls_per_round = n.clamp(1, 256);
+            self.max_calls_per_round = n.clamp(1, 256);
         }
-        policy.store = match gate.store.as_deref() {
+        self.store = match gate.store.as_deref() {
             None | Some("memory") => StoreKind::Memory,
             Some("redis") => StoreKind::Redis,
             Some(other) => {
@@ -233,7 +256,7 @@ impl ToolPolicy {
                     "must be between 1 and 604800".into(),
                 ));
             }
-            policy.dedupe_ttl_ms = s.clamp(1, 7 * 86_400) * 1000;
+            self.dedupe_ttl_ms = s.clamp(1, 7 * 86_400) * 1000;
         }
         if let Some(ms) = gate.store_timeout_ms {
             if ms == 0 || ms > 10_000 {
@@ -242,68 +265,60 @@ impl ToolPolicy {
                     "must be between 1 and 10000".into(),
                 ));
             }
-            policy.store_timeout_ms = ms.clamp(1, 10_000);
+            self.store_timeout_ms = ms.clamp(1, 10_000);
         }
-        for (name, raw) in tools {
-            match build_tool(&name, raw, gate.record_arg.as_deref()) {
-                Ok(t) => {
-                    policy.tools.insert(name, t);
-                }
-                Err(mut p) => problems.append(&mut p),
-            }
+    }
+
+    /// One `[[velocity]]` window, checked against the tools already built.
+    fn build_velocity(
+        &self,
+        v: RawVelocity,
+        ids: &mut std::collections::HashSet<String>,
+        problems: &mut Vec<(String, String)>,
+    ) -> Velocity {
+        let key = format!("velocity {}", v.id);
+        if v.id.trim().is_empty() || !ids.insert(v.id.clone()) {
+            problems.push((key.clone(), "needs a unique, non-empty id".into()));
         }
-        let mut ids = std::collections::HashSet::new();
-        for v in velocity {
-            let key = format!("velocity {}", v.id);
-            if v.id.trim().is_empty() || !ids.insert(v.id.clone()) {
-                problems.push((key.clone(), "needs a unique, non-empty id".into()));
+        if v.window_seconds == 0 || v.window_seconds > 7 * 86_400 {
+            problems.push((
+                key.clone(),
+                "window_seconds must be between 1 and 604800".into(),
+            ));
+        }
+        if v.max == 0 {
+            problems.push((key.clone(), "max must be at least 1".into()));
+        }
+        if let Some(t) = &v.tool {
+            if !self.tools.contains_key(t) {
+                problems.push((key.clone(), format!("tool `{t}` is not in [tools]")));
             }
-            if v.window_seconds == 0 || v.window_seconds > 7 * 86_400 {
+            if v.count == Counted::Outbound {
                 problems.push((
                     key.clone(),
-                    "window_seconds must be between 1 and 604800".into(),
+                    "`tool` applies to count = \"calls\" or \"records\"".into(),
                 ));
             }
-            if v.max == 0 {
-                problems.push((key.clone(), "max must be at least 1".into()));
-            }
-            if let Some(t) = &v.tool {
-                if !policy.tools.contains_key(t) {
-                    problems.push((key.clone(), format!("tool `{t}` is not in [tools]")));
-                }
-                if v.count == Counted::Outbound {
-                    problems.push((
-                        key.clone(),
-                        "`tool` applies to count = \"calls\" or \"records\"".into(),
-                    ));
-                }
-            }
-            if v.count == Counted::Records && !policy.tools.values().any(|t| t.record_arg.is_some())
-            {
-                problems.push((
-                    key.clone(),
-                    "count = \"records\" needs a record_arg (in [tool_gate] or a tool)".into(),
-                ));
-            }
-            if v.count == Counted::Outbound && !policy.tools.values().any(|t| t.outbound) {
-                problems.push((
-                    key.clone(),
-                    "count = \"outbound\" needs a tool with outbound = true".into(),
-                ));
-            }
-            policy.velocity.push(Velocity {
-                id: v.id,
-                scope: v.scope,
-                count: v.count,
-                tool: v.tool,
-                window_ms: v.window_seconds.clamp(1, 7 * 86_400) * 1000,
-                max: v.max.max(1),
-            });
         }
-        if problems.is_empty() {
-            Ok(policy)
-        } else {
-            Err(problems)
+        if v.count == Counted::Records && !self.tools.values().any(|t| t.record_arg.is_some()) {
+            problems.push((
+                key.clone(),
+                "count = \"records\" needs a record_arg (in [tool_gate] or a tool)".into(),
+            ));
+        }
+        if v.count == Counted::Outbound && !self.tools.values().any(|t| t.outbound) {
+            problems.push((
+                key.clone(),
+                "count = \"outbound\" needs a tool with outbound = true".into(),
+            ));
+        }
+        Velocity {
+            id: v.id,
+            scope: v.scope,
+            count: v.count,
+            tool: v.tool,
+            window_ms: v.window_seconds.clamp(1, 7 * 86_400) * 1000,
+            max: v.max.max(1),
         }
     }
 }
@@ -318,8 +333,41 @@ fn build_tool(
     if name.trim().is_empty() || name.len() > 128 {
         problems.push((key(""), "a tool name is 1 to 128 characters".into()));
     }
+    let amount = amount_limit(&raw.amounts, &key, &mut problems);
+    if raw.max_count == Some(0) || raw.max_range_days == Some(0) {
+        problems.push((
+            key("max_count / max_range_days"),
+            "must be at least 1".into(),
+        ));
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let arg = |a: Option<String>, default: &str| a.unwrap_or_else(|| default.to_string());
+    Ok(Tool {
+        irreversible: raw.irreversible,
+        outbound: raw.outbound,
+        record_arg: raw.record_arg.or_else(|| record_arg.map(str::to_string)),
+        amount_arg: arg(raw.amount_arg, "amount"),
+        currency_arg: arg(raw.currency_arg, "currency"),
+        amount,
+        count_arg: arg(raw.count_arg, "count"),
+        max_count: raw.max_count,
+        from_arg: arg(raw.from_arg, "from"),
+        to_arg: arg(raw.to_arg, "to"),
+        max_range_days: raw.max_range_days,
+    })
+}
+
+/// A tool's amount limits, from its `max_amount_<currency>` and `approval_above_<currency>`
+/// keys (one currency per tool).
+fn amount_limit(
+    amounts: &BTreeMap<String, toml::Value>,
+    key: &impl Fn(&str) -> String,
+    problems: &mut Vec<(String, String)>,
+) -> Option<AmountLimit> {
     let mut amount: Option<AmountLimit> = None;
-    for (k, v) in &raw.amounts {
+    for (k, v) in amounts {
         let (field, unit) = if let Some(u) = k.strip_prefix("max_amount_") {
             ("max", u)
         } else if let Some(u) = k.strip_prefix("approval_above_") {
@@ -377,29 +425,7 @@ fn build_tool(
             ));
         }
     }
-    if raw.max_count == Some(0) || raw.max_range_days == Some(0) {
-        problems.push((
-            key("max_count / max_range_days"),
-            "must be at least 1".into(),
-        ));
-    }
-    if !problems.is_empty() {
-        return Err(problems);
-    }
-    let arg = |a: Option<String>, default: &str| a.unwrap_or_else(|| default.to_string());
-    Ok(Tool {
-        irreversible: raw.irreversible,
-        outbound: raw.outbound,
-        record_arg: raw.record_arg.or_else(|| record_arg.map(str::to_string)),
-        amount_arg: arg(raw.amount_arg, "amount"),
-        currency_arg: arg(raw.currency_arg, "currency"),
-        amount,
-        count_arg: arg(raw.count_arg, "count"),
-        max_count: raw.max_count,
-        from_arg: arg(raw.from_arg, "from"),
-        to_arg: arg(raw.to_arg, "to"),
-        max_range_days: raw.max_range_days,
-    })
+    amount
 }
 
 #[cfg(test)]

@@ -77,6 +77,21 @@ pub(super) fn check(
         ));
     };
     let amount = limits(tool, args)?;
+    let tentative = tentative(tool, name, amount);
+    let ops = counters(policy, tool, name, args, at)?;
+    Ok((
+        tentative,
+        Pending {
+            id: id.to_string(),
+            hash: canonical::call_hash_of_object(name, args),
+            ops,
+        },
+    ))
+}
+
+/// What a call that passed the checks will be if the state lets it go ahead: a person approves
+/// an irreversible tool and an amount above the approval threshold; the rest runs.
+fn tentative(tool: &Tool, name: &str, amount: Option<f64>) -> Tentative {
     let threshold = tool
         .amount
         .as_ref()
@@ -85,7 +100,7 @@ pub(super) fn check(
         (Some(a), Some((m, unit))) if a > m => Some((a, m, unit)),
         _ => None,
     };
-    let tentative = if tool.irreversible {
+    if tool.irreversible {
         Tentative {
             reason: GateReason::Irreversible,
             message: Some(format!(
@@ -106,16 +121,7 @@ pub(super) fn check(
             reason: GateReason::Allowed,
             message: None,
         }
-    };
-    let ops = counters(policy, tool, name, args, at)?;
-    Ok((
-        tentative,
-        Pending {
-            id: id.to_string(),
-            hash: canonical::call_hash_of_object(name, args),
-            ops,
-        },
-    ))
+    }
 }
 
 /// The tool's argument limits; the amount (when the tool has amount limits) for the approval

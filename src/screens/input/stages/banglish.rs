@@ -148,6 +148,13 @@ impl Lexicon {
         Ok(Lexicon { words, key })
     }
 
+    /// True when a lower-case word is a common English word (Zipf 3 or more): the test the
+    /// ROT13 and reversed-word decoders use ([`crate::screens::input::decode::transforms`]),
+    /// strict enough that a foreign word turned by ROT13 is hardly ever one.
+    pub fn is_common_english(&self, word: &str) -> bool {
+        self.lookup(word).is_some_and(|i| i.english_zipf >= 3.0)
+    }
+
     /// The word's entry when the whole token is on a list.
     fn lookup(&self, token: &str) -> Option<WordInfo> {
         self.words.get(&self.key.hash_one(token)).copied()

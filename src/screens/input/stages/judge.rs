@@ -8,7 +8,8 @@
 
 use super::{Context, StageError, StageEval};
 use crate::backends::breaker::{call_through, Breaker};
-use crate::backends::{post_json, BackendError, RemoteTarget};
+use crate::backends::transport::{post_json, Transport};
+use crate::backends::{BackendError, RemoteTarget};
 use crate::screens::input::question::Question;
 use crate::verdict::Reason;
 use serde_json::{json, Value};
@@ -70,7 +71,7 @@ const CLOSE: &str = "QUESTION>>>";
 
 #[derive(Debug)]
 pub struct JudgeClient {
-    pub http: crate::backends::Transport,
+    pub http: Transport,
     pub target: RemoteTarget,
     pub max_tokens: u32,
 }

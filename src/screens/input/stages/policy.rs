@@ -126,6 +126,46 @@ pub struct PolicyHit {
     pub rule: usize,
 }
 
+/// A rule's own settings: its id, its window, its groups.
+fn check_rule(rule: &RawRule, earlier: &[Rule], problems: &mut Vec<(String, String)>) {
+    if rule.window_words.is_some_and(|w| w == 0 || w > 50) {
+        problems.push((rule.id.clone(), "window_words must be 1 to 50".into()));
+    }
+    let ok_id = !rule.id.is_empty()
+        && rule
+            .id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !ok_id {
+        problems.push((
+            rule.id.clone(),
+            "ids are lower-case letters, digits and `_`".into(),
+        ));
+    }
+    if earlier.iter().any(|x| x.id == rule.id) {
+        problems.push((rule.id.clone(), "duplicate rule id".into()));
+    }
+    if rule.all.is_empty() || rule.all.iter().any(Vec::is_empty) {
+        problems.push((
+            rule.id.clone(),
+            "`all` needs at least one group, each with at least one term".into(),
+        ));
+    }
+}
+
+/// A term as the matcher's pattern (folded words); `None` when it is too short to match on.
+fn term_pattern(term: &str) -> Option<String> {
+    let mut words = Words::of(&crate::text::fold_for_matching(term))
+        .joined
+        .trim_end()
+        .to_string();
+    // A term ending in a space matches whole words only ("his " is not "history").
+    if term.ends_with(' ') {
+        words.push(' ');
+    }
+    (words.chars().filter(|c| c.is_alphanumeric()).count() >= 2).then_some(words)
+}
+
 impl Policy {
     /// No rules: the stage passes everything.
     pub fn empty() -> Self {
@@ -147,48 +187,21 @@ impl Policy {
             problems.push(("window_words".into(), "must be 1 to 50".into()));
         }
         for (r, rule) in raw.rules.into_iter().enumerate() {
-            if rule.window_words.is_some_and(|w| w == 0 || w > 50) {
-                problems.push((rule.id.clone(), "window_words must be 1 to 50".into()));
-            }
-            let ok_id = !rule.id.is_empty()
-                && rule
-                    .id
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-            if !ok_id {
-                problems.push((
-                    rule.id.clone(),
-                    "ids are lower-case letters, digits and `_`".into(),
-                ));
-            }
-            if rules.iter().any(|x: &Rule| x.id == rule.id) {
-                problems.push((rule.id.clone(), "duplicate rule id".into()));
-            }
-            if rule.all.is_empty() || rule.all.iter().any(Vec::is_empty) {
-                problems.push((
-                    rule.id.clone(),
-                    "`all` needs at least one group, each with at least one term".into(),
-                ));
-            }
+            check_rule(&rule, &rules, &mut problems);
             // The `unless` terms are one more group, after the rule's own.
             let unless_group = rule.all.len();
             let groups = rule.all.iter().chain(std::iter::once(&rule.unless));
             for (g, group) in groups.enumerate() {
                 for term in group {
-                    let mut words = Words::of(&crate::text::fold_for_matching(term))
-                        .joined
-                        .trim_end()
-                        .to_string();
-                    // A term ending in a space matches whole words only ("his " is not "history").
-                    if term.ends_with(' ') {
-                        words.push(' ');
+                    match term_pattern(term) {
+                        Some(words) => {
+                            patterns.push(words);
+                            targets.push((r, g));
+                        }
+                        None => {
+                            problems.push((rule.id.clone(), format!("term `{term}` is too short")))
+                        }
                     }
-                    if words.chars().filter(|c| c.is_alphanumeric()).count() < 2 {
-                        problems.push((rule.id.clone(), format!("term `{term}` is too short")));
-                        continue;
-                    }
-                    patterns.push(words);
-                    targets.push((r, g));
                 }
             }
             examples.push((rule.id.clone(), r, rule.examples, rule.not_examples));
@@ -221,29 +234,38 @@ impl Policy {
             targets,
         };
         for (id, r, must, must_not) in examples {
-            for text in must {
-                if !policy
-                    .hits(&Question::new(&text))
-                    .iter()
-                    .any(|h| h.rule == r)
-                {
-                    problems.push((id.clone(), format!("does not match its example `{text}`")));
-                }
-            }
-            for text in must_not {
-                if policy
-                    .hits(&Question::new(&text))
-                    .iter()
-                    .any(|h| h.rule == r)
-                {
-                    problems.push((id.clone(), format!("matches its counter-example `{text}`")));
-                }
-            }
+            policy.check_examples(&id, r, must, must_not, &mut problems);
         }
         if problems.is_empty() {
             Ok(policy)
         } else {
             Err(problems)
+        }
+    }
+
+    /// A rule must catch its examples and must not catch its counter-examples.
+    fn check_examples(
+        &self,
+        id: &str,
+        rule: usize,
+        must: Vec<String>,
+        must_not: Vec<String>,
+        problems: &mut Vec<(String, String)>,
+    ) {
+        let hit = |text: &str| {
+            self.hits(&Question::new(text))
+                .iter()
+                .any(|h| h.rule == rule)
+        };
+        for text in must {
+            if !hit(&text) {
+                problems.push((id.into(), format!("does not match its example `{text}`")));
+            }
+        }
+        for text in must_not {
+            if hit(&text) {
+                problems.push((id.into(), format!("matches its counter-example `{text}`")));
+            }
         }
     }
 

@@ -41,11 +41,21 @@ impl ScriptEval {
     }
 }
 
-/// The stage: reads the normalised text.
+/// The stage: reads the language form of the question (the normalised text, with what was
+/// encoded decoded in place: see [`Question::language_text`]).
+///
+/// [`Question::language_text`]: crate::screens::input::question::Question::language_text
 pub fn stage(q: &crate::screens::input::question::Question) -> super::StageEval {
     use super::StageEval;
-    let eval = evaluate(q.text());
-    let detail = eval.detail();
+    let eval = evaluate(q.language_text());
+    let mut detail = eval.detail();
+    if q.language_decoded() {
+        // Names of the encodings only, never the text.
+        detail.push_str(&format!(
+            " read decoded: {}",
+            crate::screens::input::decode::summary(q.decoded())
+        ));
+    }
     match eval {
         ScriptEval::Bangla { .. } => StageEval::Language {
             code: "bn".into(),

@@ -1,0 +1,330 @@
+//! The opening of every route, written once: admit (API key, declared size, an in-flight slot)
+//! → read the request (the JSON body, or the query) → the product it names → authorise the
+//! key for that product → the route's own checks → the configuration in force → the product,
+//! or `unknown_product`. A handler takes an [`Opened`] and only calls its screen.
+//!
+//! Every error of the opening is counted by code (`guard_http_errors_total`), and the request
+//! is counted in flight (`guard_in_flight_requests`) while its handler runs.
+
+use super::error::ApiError;
+use super::records::InFlight;
+use super::state::AppState;
+use crate::product::Product;
+use crate::screens::input::Screener;
+use actix_web::dev::Payload;
+use actix_web::http::header::{self, HeaderMap};
+use actix_web::{web, FromRequest, HttpRequest, HttpResponse};
+use futures_util::future::LocalBoxFuture;
+use futures_util::{FutureExt, StreamExt};
+use serde::de::DeserializeOwned;
+use std::sync::Arc;
+use tokio::sync::OwnedSemaphorePermit;
+
+/// Where a route's request is read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// A JSON object body (`Content-Type: application/json`).
+    Body,
+    /// The query string; the body is left to the handler (a streamed answer).
+    Query,
+}
+
+/// A route's request: how it is read and checked. Checks come in two parts so that a key is
+/// authorised for a product before anything else about the request is answered.
+pub trait RouteRequest: Sized + 'static {
+    const SOURCE: Source;
+    /// The request as the client sent it (tolerant: unknown fields are ignored).
+    type Raw: DeserializeOwned;
+    /// The product the request names (`missing_product` when it names none).
+    fn product(raw: &Self::Raw) -> Result<String, ApiError>;
+    /// The route's own checks, once the key is authorised for the product.
+    fn check(raw: Self::Raw) -> Result<Self, ApiError>;
+}
+
+/// An admitted, read, authorised request and the product it is for.
+pub struct Opened<T> {
+    pub state: web::Data<AppState>,
+    /// The configuration the request started with (a reload does not change it mid-request).
+    pub screener: Arc<Screener>,
+    pub product: Arc<Product>,
+    pub request: T,
+    /// The in-flight slot, held as long as this is (a stream keeps it for its whole body).
+    pub permit: OwnedSemaphorePermit,
+    _in_flight: InFlight,
+}
+
+impl<T: RouteRequest> FromRequest for Opened<T> {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        let payload = match T::SOURCE {
+            Source::Body => Some(payload.take()),
+            Source::Query => None,
+        };
+        async move {
+            let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
+                return Err(ApiError::NotReady("no application state".into()));
+            };
+            let in_flight = state.http.in_flight();
+            match open::<T>(&state, &req, payload).await {
+                Ok((permit, screener, product, request)) => Ok(Opened {
+                    state,
+                    screener,
+                    product,
+                    request,
+                    permit,
+                    _in_flight: in_flight,
+                }),
+                Err(e) => {
+                    state.http.record_http_error(e.code());
+                    Err(e)
+                }
+            }
+        }
+        .boxed_local()
+    }
+}
+
+type Parts<T> = (OwnedSemaphorePermit, Arc<Screener>, Arc<Product>, T);
+
+/// The opening sequence, in order.
+async fn open<T: RouteRequest>(
+    state: &AppState,
+    req: &HttpRequest,
+    payload: Option<Payload>,
+) -> Result<Parts<T>, ApiError> {
+    let permit = admit(state, req)?;
+    let raw: T::Raw = match payload {
+        Some(payload) => read_object(state, req, payload).await?,
+        None => web::Query::<T::Raw>::from_query(req.query_string())
+            .map_err(|e| ApiError::BadQuery(e.to_string()))?
+            .into_inner(),
+    };
+    let name = T::product(&raw)?;
+    if let Some(keys) = &state.api_keys {
+        keys.authorize(req, Some(&name))?;
+    }
+    let request = T::check(raw)?;
+    let screener = state.screener.load_full();
+    let product = screener
+        .product(&name)
+        .cloned()
+        .ok_or(ApiError::UnknownProduct(name))?;
+    Ok((permit, screener, product, request))
+}
+
+/// Let a request in, or refuse it at once (`401` first when keys are configured and the caller
+/// has none): a declared body over the limit is `413` before a byte is read, and with every
+/// in-flight slot taken the answer is `503` with `Retry-After` (callers treat it as a block)
+/// rather than a queue without bound.
+fn admit(state: &AppState, req: &HttpRequest) -> Result<OwnedSemaphorePermit, ApiError> {
+    if let Some(keys) = &state.api_keys {
+        keys.authorize(req, None)?;
+    }
+    if declared_length(req.headers()).is_some_and(|n| n > state.max_body_bytes) {
+        return Err(ApiError::PayloadTooLarge(state.max_body_bytes));
+    }
+    state
+        .in_flight
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| ApiError::Overloaded)
+}
+
+/// A JSON object body, read within the limits and parsed into `T`.
+async fn read_object<T: DeserializeOwned>(
+    state: &AppState,
+    req: &HttpRequest,
+    payload: Payload,
+) -> Result<T, ApiError> {
+    require_json(req.headers())?;
+    let body = read_body(state, req, payload).await?;
+    // serde reads a struct from a JSON array too (fields by position): only an object is a request.
+    if body.trim_ascii_start().first() != Some(&b'{') {
+        return Err(ApiError::MalformedJson(
+            "the body must be a JSON object".into(),
+        ));
+    }
+    serde_json::from_slice(&body)
+        .map_err(|e| ApiError::MalformedJson(format!("the body is not valid JSON: {e}")))
+}
+
+fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    let ok = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| {
+            let m = m.trim().to_ascii_lowercase();
+            m == "application/json" || (m.starts_with("application/") && m.ends_with("+json"))
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::UnsupportedMediaType)
+    }
+}
+
+/// The body length the client declared (`Content-Length`), if it did.
+fn declared_length(headers: &HeaderMap) -> Option<usize> {
+    headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<usize>().ok())
+}
+
+/// The whole body, within the size limit and the body deadline (a client that sends one byte
+/// of a declared hundred is cut off with `408`, not held forever).
+///
+/// A body that has already arrived (nearly every one: a small request comes in the same read
+/// as its headers) is taken without arming the deadline's timer, which cost the cheap path a
+/// few percent; a body still on its way is read under the deadline.
+async fn read_body(
+    state: &AppState,
+    req: &HttpRequest,
+    mut payload: Payload,
+) -> Result<web::Bytes, ApiError> {
+    let limit = state.max_body_bytes;
+    // With a declared length, the body is complete once that many bytes are in (actix has
+    // checked it never sends more), without waiting for the end-of-body signal.
+    let declared = declared_length(req.headers());
+    let mut body = Body::default();
+    loop {
+        if declared.is_some_and(|n| n > 0 && body.len() == n) {
+            return Ok(body.into_bytes());
+        }
+        match payload.next().now_or_never() {
+            Some(Some(chunk)) => body.add(chunk, limit)?,
+            Some(None) => return Ok(body.into_bytes()),
+            None => break,
+        }
+    }
+    tokio::time::timeout(state.body_timeout, async {
+        while let Some(chunk) = payload.next().await {
+            body.add(chunk, limit)?;
+        }
+        Ok(body.into_bytes())
+    })
+    .await
+    .map_err(|_| ApiError::RequestTimeout(state.body_timeout))?
+}
+
+/// A body read chunk by chunk: a body of one chunk is kept as it came, without a copy.
+#[derive(Default)]
+enum Body {
+    #[default]
+    Empty,
+    One(web::Bytes),
+    Many(web::BytesMut),
+}
+
+impl Body {
+    fn add(
+        &mut self,
+        chunk: Result<web::Bytes, actix_web::error::PayloadError>,
+        limit: usize,
+    ) -> Result<(), ApiError> {
+        let chunk = chunk.map_err(|e| match e {
+            actix_web::error::PayloadError::Overflow => ApiError::PayloadTooLarge(limit),
+            other => ApiError::BadBody(other.to_string()),
+        })?;
+        if self.len() + chunk.len() > limit {
+            return Err(ApiError::PayloadTooLarge(limit));
+        }
+        *self = match std::mem::take(self) {
+            Body::Empty => Body::One(chunk),
+            Body::One(first) => {
+                let mut all = web::BytesMut::with_capacity(first.len() + chunk.len());
+                all.extend_from_slice(&first);
+                all.extend_from_slice(&chunk);
+                Body::Many(all)
+            }
+            Body::Many(mut all) => {
+                all.extend_from_slice(&chunk);
+                Body::Many(all)
+            }
+        };
+        Ok(())
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Body::Empty => 0,
+            Body::One(b) => b.len(),
+            Body::Many(b) => b.len(),
+        }
+    }
+
+    fn into_bytes(self) -> web::Bytes {
+        match self {
+            Body::Empty => web::Bytes::new(),
+            Body::One(b) => b,
+            Body::Many(b) => b.freeze(),
+        }
+    }
+}
+
+/// `200` with a JSON body, serialised once into a buffer sized for a verdict (growing one from
+/// empty cost a few copies per request).
+pub fn json_response<T: serde::Serialize>(value: &T) -> HttpResponse {
+    let mut body = Vec::with_capacity(1024);
+    match serde_json::to_writer(&mut body, value) {
+        Ok(()) => HttpResponse::Ok()
+            .insert_header(header::ContentType::json())
+            .body(body),
+        // Not expected for any type the service answers with; actix's own path reports it.
+        Err(_) => HttpResponse::Ok().json(value),
+    }
+}
+
+/// The caller's `request_id`, echoed in the answer: a string (cut at 128 characters) or a
+/// number; absent or null is none.
+pub fn request_id(v: Option<serde_json::Value>) -> Result<Option<String>, ApiError> {
+    match v {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(s)) => Ok(Some(s.chars().take(128).collect())),
+        Some(serde_json::Value::Number(n)) => Ok(Some(n.to_string())),
+        Some(_) => Err(ApiError::InvalidRequestId),
+    }
+}
+
+/// A product named by a string field: required, not blank.
+pub fn named_product(p: &Option<String>, message: &str) -> Result<String, ApiError> {
+    match p {
+        Some(p) if !p.trim().is_empty() => Ok(p.clone()),
+        _ => Err(ApiError::MissingProduct(message.into())),
+    }
+}
+
+/// An optional label (a call's id or tool, a document's id or owner): a string, cut at 256
+/// characters, or a number; anything else is none.
+pub fn label(v: Option<&serde_json::Value>) -> Option<String> {
+    match v {
+        Some(serde_json::Value::String(s)) => Some(s.chars().take(256).collect()),
+        Some(serde_json::Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// A required identifier: a non-empty string or a number, at most 256 characters; `error`
+/// makes the route's code for the field from the message.
+pub fn required_id(
+    v: Option<serde_json::Value>,
+    field: &str,
+    error: fn(String) -> ApiError,
+) -> Result<String, ApiError> {
+    let s = match v {
+        Some(serde_json::Value::String(s)) if !s.trim().is_empty() => s,
+        Some(serde_json::Value::Number(n)) => n.to_string(),
+        _ => {
+            let message = format!("`{field}` is required: a non-empty string or a number");
+            return Err(error(message));
+        }
+    };
+    if s.chars().count() > 256 {
+        return Err(error(format!("`{field}` is at most 256 characters")));
+    }
+    Ok(s)
+}
