@@ -211,6 +211,7 @@ pub(crate) fn join(gap: &str) -> Join {
     let mut brackets = 0;
     let mut after_terminator = false;
     let mut sentence = false;
+    let mut joiners = 0;
     for c in gap.chars() {
         if c.is_whitespace() {
             spaces += 1;
@@ -229,7 +230,10 @@ pub(crate) fn join(gap: &str) -> Join {
             continue;
         }
         in_space = false;
+        // The joiners Bangla needs are kept in the output, and invisible: digits either side
+        // of them read as written together.
         if matches!(c, '\u{200C}' | '\u{200D}') {
+            joiners += 1;
             continue;
         }
         if crate::text::is_alphanumeric(c) || super::digits::digit_char(c).is_some() {
@@ -248,7 +252,13 @@ pub(crate) fn join(gap: &str) -> Join {
             },
         }
     }
-    if marks > 3 || space_runs > 2 || spaces > 12 || breaks > 2 || marks + spaces == 0 {
+    if marks > 3
+        || space_runs > 2
+        || spaces > 12
+        || breaks > 2
+        || joiners > 6
+        || marks + spaces + joiners == 0
+    {
         return Join::Break;
     }
     if sentence {
@@ -383,14 +393,10 @@ impl<'t> Scan<'t> {
         }
         // A number the words call an account or an NID is one, even where some of its digits
         // would pass as a card.
-        if !taken.is_empty() {
+        if !taken.is_empty() && self.named_otherwise(&run, words) {
             let (start, end) = self.span(&run);
-            let words = words.get_or_insert_with(|| Words::new(self.text));
-            words.read_skeleton(start, end);
-            if matches!(words.kind(start, end), Some(Class::Account | Class::Nid)) {
-                out.retain(|f| !(f.kind == ValueKind::Card && f.start >= start && f.end <= end));
-                taken.clear();
-            }
+            out.retain(|f| !(f.kind == ValueKind::Card && f.start >= start && f.end <= end));
+            taken.clear();
         }
         // The rest of the run, between the cards.
         let mut rest: Vec<Range<usize>> = Vec::new();
@@ -407,17 +413,27 @@ impl<'t> Scan<'t> {
             let mut i = part.start;
             while i < part.end {
                 match self.mobile_window(i, part.end) {
-                    Some(end) => {
+                    // "NID 8801 6875 4005 3" reads as +880 1687 540053 too: the words decide.
+                    Some(end) if !self.named_otherwise(&(i..end), words) => {
                         self.segments(at..i, words, out);
                         push(out, ValueKind::Phone, &(i..end));
                         i = end;
                         at = end;
                     }
-                    None => i += 1,
+                    _ => i += 1,
                 }
             }
             self.segments(at..part.end, words, out);
         }
+    }
+
+    /// Whether the words around groups `r` call them an account or an NID, which the shape of
+    /// a card or a mobile does not override.
+    fn named_otherwise(&self, r: &Range<usize>, words: &mut Option<Words<'t>>) -> bool {
+        let (start, end) = self.span(r);
+        let words = words.get_or_insert_with(|| Words::new(self.text));
+        words.read_skeleton(start, end);
+        matches!(words.kind(start, end), Some(Class::Account | Class::Nid))
     }
 
     /// The end of the longest card window starting at group `i`, if any.
@@ -445,13 +461,16 @@ impl<'t> Scan<'t> {
 
     /// A card's grouping: one group; every group but the last as long as the first, the last
     /// no longer than four or the first (`4111 1111 1111 1111`, `411 111 111 111 1111`,
-    /// `4 1 1 1 …`); or Amex and Diners' 4-6-5 and 4-6-4.
+    /// `4 1 1 1 …`); Amex and Diners' 4-6-5 and 4-6-4; or a first group of eight digits or
+    /// more, however the rest is split (`41111111111 11 111`: no prose number starts so long,
+    /// and a card broken up at random must not pass as three numbers).
     fn card_grouping(&self, r: Range<usize>) -> bool {
         let lens: Vec<usize> = self.groups[r].iter().map(|g| g.digits).collect();
         let (head, last) = (&lens[..lens.len() - 1], lens[lens.len() - 1]);
         head.is_empty()
             || (head.iter().all(|l| *l == head[0]) && last <= head[0].max(4))
             || matches!(lens[..], [4, 6, 5] | [4, 6, 4])
+            || lens[0] >= 8
     }
 
     /// The end of a Bangladeshi mobile starting at group `i`: whole groups reading `01[3-9]`
@@ -977,12 +996,19 @@ pub(crate) fn stream_holds(
             let digits = scan.digits(&(a..b));
             let tail = &text[e..];
             let open = tail.is_empty() || join(tail) != Join::Break;
+            // A run of several groups may be read as several numbers (a sentence end or a
+            // change of separator cuts it), any of which may be four to eight digits.
             let reach = match digits {
                 0..=3 => 0,
                 4..=8 => credential_reach,
+                _ if b - a > 1 => credential_reach,
                 _ => words::KIND_REACH_AFTER,
             };
-            let sentence_ended = ends.iter().any(|x| from + x > e);
+            // A terminator with nothing after it yet may not end the sentence ("mail." may
+            // be "mail.com", "Tel. " may go on with the number it introduces).
+            let sentence_ended = ends
+                .iter()
+                .any(|x| from + x > e && !text[from + x..].trim_start().is_empty());
             let settled =
                 reach == 0 || sentence_ended || tail.chars().take(reach + 1).count() > reach;
             if open || !settled {
@@ -1107,6 +1133,10 @@ mod tests {
             (" x ", Join::Break),
             ("----", Join::Break),
             ("\n\n\n", Join::Break),
+            // The joiners the output keeps: invisible, so the digits read as one group.
+            ("\u{200C}", Join::Tight),
+            ("\u{200C}\u{200C}", Join::Tight),
+            ("\u{200D} ", Join::Tight),
         ] {
             assert_eq!(join(gap), want, "{gap:?}");
         }
