@@ -393,7 +393,7 @@ impl<'t> Scan<'t> {
         }
         // A number the words call an account or an NID is one, even where some of its digits
         // would pass as a card.
-        if !taken.is_empty() && self.named_otherwise(&run, words) {
+        if !taken.is_empty() && self.named_otherwise(&run, words, false) {
             let (start, end) = self.span(&run);
             out.retain(|f| !(f.kind == ValueKind::Card && f.start >= start && f.end <= end));
             taken.clear();
@@ -414,7 +414,7 @@ impl<'t> Scan<'t> {
             while i < part.end {
                 match self.mobile_window(i, part.end) {
                     // "NID 8801 6875 4005 3" reads as +880 1687 540053 too: the words decide.
-                    Some(end) if !self.named_otherwise(&(i..end), words) => {
+                    Some(end) if !self.named_otherwise(&(i..end), words, true) => {
                         self.segments(at..i, words, out);
                         push(out, ValueKind::Phone, &(i..end));
                         i = end;
@@ -427,13 +427,23 @@ impl<'t> Scan<'t> {
         }
     }
 
-    /// Whether the words around groups `r` call them an account or an NID, which the shape of
-    /// a card or a mobile does not override.
-    fn named_otherwise(&self, r: &Range<usize>, words: &mut Option<Words<'t>>) -> bool {
+    /// Whether the words around groups `r` (`before_only`: the label written before them) call
+    /// them an account or an NID, which the shape of a card or a mobile does not override.
+    fn named_otherwise(
+        &self,
+        r: &Range<usize>,
+        words: &mut Option<Words<'t>>,
+        before_only: bool,
+    ) -> bool {
         let (start, end) = self.span(r);
         let words = words.get_or_insert_with(|| Words::new(self.text));
         words.read_skeleton(start, end);
-        matches!(words.kind(start, end), Some(Class::Account | Class::Nid))
+        let kind = if before_only {
+            words.kind_before(start, end)
+        } else {
+            words.kind(start, end)
+        };
+        matches!(kind, Some(Class::Account | Class::Nid))
     }
 
     /// The end of the longest card window starting at group `i`, if any.
@@ -1173,6 +1183,12 @@ mod tests {
             ("483920 is your OTP.", vec![(Otp, "483920")]),
             ("Your MPIN is 4821.", vec![(Pin, "4821")]),
             ("NID 1990|1234|5678|9", vec![(Nid, "1990123456789")]),
+            // A label before decides over a mobile's shape; one after another number does not.
+            ("NID 8801-6875-4005-3", vec![(Nid, "8801687540053")]),
+            (
+                "call +880 1711 223344 or NID 1990 1234 5678 9",
+                vec![(Phone, "8801711223344"), (Nid, "1990123456789")],
+            ),
             (
                 "IBAN GB82·WEST·1234·5698·7654·32",
                 vec![(Iban, "GB82WEST12345698765432")],

@@ -561,6 +561,17 @@ impl<'t> Words<'t> {
         })
     }
 
+    /// The kind the nearest kind word before the number gives it ("NID 8801 …": a label
+    /// written first; "call 01711 123456 or NID …" does not make the phone an NID).
+    pub(crate) fn kind_before(&self, start: usize, end: usize) -> Option<Class> {
+        self.nearest(start, end, KIND_REACH_BEFORE, 0, |c| {
+            matches!(
+                c,
+                Class::Account | Class::Phone | Class::Card | Class::Nid | Class::Address
+            )
+        })
+    }
+
     fn nearest(
         &self,
         start: usize,
