@@ -42,3 +42,23 @@ fn streamed_1000_chars_in_50_chunks(bencher: divan::Bencher) {
         (n + rest.len(), v)
     });
 }
+
+/// The parts, for where the time goes: the value finder alone, and the skeleton the word
+/// matchers read.
+#[divan::bench]
+fn values_1000_chars(bencher: divan::Bencher) {
+    let text = answer();
+    bencher.bench(|| guard::redact::values(divan::black_box(&text)));
+}
+
+#[divan::bench]
+fn skeleton_1000_chars(bencher: divan::Bencher) {
+    let text = answer();
+    bencher.bench(|| guard::text::skeleton(divan::black_box(&text)));
+}
+
+#[divan::bench]
+fn cards_only_1000_chars(bencher: divan::Bencher) {
+    let text = answer();
+    bencher.bench(|| guard::text::mask_cards(divan::black_box(&text)));
+}

@@ -19,10 +19,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data"))
     ap.add_argument("--product", default="wallet-assistant")
+    ap.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "guard"),
+                    help="the guard binary to run (default: the release build)")
     args = ap.parse_args()
     rows = [json.loads(l) for l in open(os.path.join(args.data, "pii_presidio_synth.jsonl"), encoding="utf-8")]
     inp = "".join(json.dumps({"id": i, "text": r["text"]}, ensure_ascii=False) + "\n" for i, r in enumerate(rows))
-    out = subprocess.run([os.path.join(ROOT, "target", "release", "guard"), "screen-output", "--product", args.product, "--jsonl"],
+    out = subprocess.run([args.binary, "screen-output", "--product", args.product, "--jsonl"],
                          input=inp.encode(), capture_output=True, cwd=ROOT, check=True).stdout.decode()
     verdicts = [json.loads(l) for l in out.splitlines()]
     values = masked = 0

@@ -237,6 +237,7 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
     }
     let lexicon = l.lexicon(&file, &raw.language);
     let signatures = l.signatures(&file, &raw.signatures.wordlists);
+    let context_signatures = l.signatures(&file, &raw.signatures.context_wordlists);
     let guard = raw.guard.build(l, &file, overrides);
     let judge = raw.judge.build(l, &file, name, overrides);
     let cache = raw.cache.build(l, &file);
@@ -273,6 +274,7 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
             accepts_bangla,
             lexicon: lexicon?,
             signatures: signatures?,
+            context_signatures: context_signatures?,
             policy,
             guard: guard?.section,
             judge,
@@ -328,6 +330,7 @@ fn revision(
     ];
     files.extend(raw.language.other_wordlists.iter().cloned());
     files.extend(raw.signatures.wordlists.iter().cloned());
+    files.extend(raw.signatures.context_wordlists.iter().cloned());
     files.push(raw.judge.prompt.clone());
     files.push(raw.policy.rules.clone());
     if raw.guard.model_path.is_empty() {

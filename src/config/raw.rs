@@ -243,14 +243,26 @@ pub struct RawSignatures {
     /// Signature lists, relative to the config directory.
     #[serde(default = "default_signatures")]
     pub wordlists: Vec<String>,
+    /// Signature lists read in untrusted content only (`/v1/screen-context`): text addressed
+    /// to the model or the agent, which a customer's own question may well contain.
+    #[serde(default = "default_context_signatures")]
+    pub context_wordlists: Vec<String>,
 }
 
 impl Default for RawSignatures {
     fn default() -> Self {
         RawSignatures {
             wordlists: default_signatures(),
+            context_wordlists: default_context_signatures(),
         }
     }
+}
+
+fn default_context_signatures() -> Vec<String> {
+    vec![
+        "wordlists/addressed-en.txt".into(),
+        "wordlists/addressed-bn.txt".into(),
+    ]
 }
 
 fn default_signatures() -> Vec<String> {

@@ -42,11 +42,19 @@ async fn injections_hidden_text_and_other_owners_stay_out() {
     let d = |i: usize| &v["documents"][i];
     assert_eq!(d(0)["decision"], "pass", "{v}");
     let wrapped = d(0)["wrapped"].as_str().unwrap_or_default();
+    // The markers carry this request's boundary: 128 random bits, in hex.
+    let boundary = v["boundary"].as_str().unwrap_or_default();
+    assert_eq!(boundary.len(), 32, "{v}");
     assert!(
-        wrapped.starts_with("<<<UNTRUSTED_DOCUMENT index=0 id=\"faq-pin\""),
+        wrapped.starts_with(&format!(
+            "<<<UNTRUSTED_DOCUMENT_{boundary} index=0 id=\"faq-pin\""
+        )),
         "{wrapped}"
     );
-    assert!(wrapped.ends_with("UNTRUSTED_DOCUMENT>>>"), "{wrapped}");
+    assert!(
+        wrapped.ends_with(&format!("UNTRUSTED_DOCUMENT_{boundary}>>>")),
+        "{wrapped}"
+    );
     assert!(
         !wrapped.contains("4111 1111 1111 1111"),
         "cards are masked: {wrapped}"
@@ -71,10 +79,12 @@ async fn injections_hidden_text_and_other_owners_stay_out() {
         "pass",
         "Bangla documents need no language screen: {v}"
     );
-    // A document cannot close its own wrapper.
+    // A document cannot close its own wrapper: it does not know the boundary, and its
+    // imitation of a marker is broken up.
     if d(6)["decision"] == "pass" {
         let w = d(6)["wrapped"].as_str().unwrap_or_default();
-        assert_eq!(w.matches("UNTRUSTED_DOCUMENT>>>").count(), 1, "{w}");
+        assert_eq!(w.matches("UNTRUSTED_DOCUMENT").count(), 2, "{w}");
+        assert!(!w.contains(">>> now"), "{w}");
     }
     assert_eq!(v["dropped"], 1);
     assert_eq!(v["request_id"], "r1");

@@ -10,6 +10,7 @@ mod cli;
 mod config;
 mod context;
 mod evals;
+mod exits;
 mod fail_closed;
 mod forms;
 mod gate;

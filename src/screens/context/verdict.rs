@@ -111,6 +111,10 @@ pub struct ContextVerdict {
     pub passed: usize,
     pub blocked: usize,
     pub dropped: usize,
+    /// The boundary the markers of this request's documents carry
+    /// (`<<<UNTRUSTED_DOCUMENT_<boundary>` … `UNTRUSTED_DOCUMENT_<boundary>>>>`): fresh for
+    /// every request, so no document can write the closer. An agent may name it to its model.
+    pub boundary: String,
     pub config_rev: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,

@@ -70,7 +70,11 @@ async fn evaluate(
         Stage::Script => Ok(stages::script::stage(q)),
         Stage::Banglish => Ok(stages::banglish::stage(q.latin(), &input.lexicon)),
         Stage::LangId => Ok(stages::lang_id::stage(q, ctx.evidence.as_ref())),
-        Stage::Signatures => Ok(input.signatures.stage(q)),
+        Stage::Signatures => Ok(match input.signatures.stage(q) {
+            // Untrusted content is also read for text addressed to the model or the agent.
+            StageEval::Pass { .. } if ctx.untrusted => input.context_signatures.stage(q),
+            eval => eval,
+        }),
         Stage::Policy => Ok(input.policy.stage(q)),
         Stage::Guard => stages::guard::stage(q, &input.guard).await,
         Stage::Judge => stages::judge::stage(q, &input.judge, ctx).await,

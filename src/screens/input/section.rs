@@ -16,6 +16,9 @@ pub struct InputSection {
     pub lexicon: Arc<Lexicon>,
     /// Injection and jailbreak signatures (`[signatures]`).
     pub signatures: Arc<Signatures>,
+    /// The signatures of text addressed to the model or the agent, read in untrusted content
+    /// only (`signatures.context_wordlists`).
+    pub context_signatures: Arc<Signatures>,
     /// The product's own rules (`policies/<product>.toml`).
     pub policy: Arc<Policy>,
     /// The guard model (`[guard]`).

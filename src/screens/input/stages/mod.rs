@@ -115,6 +115,9 @@ pub struct Context {
     pub borderline: Option<(f32, Vec<String>)>,
     /// The policy rule (id, description) that sends the question to the judge.
     pub review: Option<(String, String)>,
+    /// The text is untrusted content (a document, a tool result), not a customer's question:
+    /// the signatures of text addressed to the model or the agent apply too.
+    pub untrusted: bool,
 }
 
 impl Context {
