@@ -333,6 +333,12 @@ fn read_char(c: char, rewritten: &mut bool, f: &mut impl FnMut(char)) {
         f(c);
         return;
     }
+    // A combining mark belongs to the letter before it and is never a letter of its own, even
+    // where its case mapping is one (U+0345 lower-cases to `ι`, read `i`).
+    if is_combining_mark(c) {
+        *rewritten = true;
+        return;
+    }
     // The character's own reading first: compatibility decomposition can turn a look-alike
     // into another letter (`Ϲ`, a lunate sigma drawn as C, decomposes to `Σ`, read `o`).
     if let Some(reading) = own_reading(c) {
