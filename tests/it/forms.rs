@@ -179,3 +179,82 @@ fn the_perturbations_apply() {
         .unwrap_or_default();
     assert!(!look_alike.is_ascii(), "{look_alike:?}");
 }
+
+/// Policy abuse of the suites that the policy stage refuses as written (block or review).
+fn policy_refusals() -> &'static Vec<(String, String)> {
+    static C: OnceLock<Vec<(String, String)>> = OnceLock::new();
+    C.get_or_init(|| {
+        let suites = [
+            ("bank-operator", "policy-bank-operator-abuse"),
+            ("bank-operator", "policy-bank-operator-abuse-gen"),
+            ("bank-operator", "bank-operator-abuse"),
+            ("wallet-assistant", "policy-wallet-abuse"),
+            ("wallet-assistant", "policy-wallet-abuse-gen"),
+        ];
+        let mut out = Vec::new();
+        for (product, suite) in suites {
+            for (_, _, text, _) in suite_cases(&[suite]) {
+                if policy_refuses(product, &text) {
+                    out.push((product.to_string(), text));
+                }
+            }
+        }
+        assert!(out.len() > 200, "only {} policy refusals", out.len());
+        out
+    })
+}
+
+fn policy_refuses(product: &str, text: &str) -> bool {
+    let p = &config().products[product];
+    let q = Question::new(text).with_english(p.input.lexicon.clone());
+    matches!(
+        p.input.policy.stage(&q),
+        StageEval::Block { .. } | StageEval::Review { .. }
+    )
+}
+
+/// The payload in one of the encodings a question may carry, after a neutral lead-in. (Text
+/// written backwards, `4`, is found only when most reversed words are common English: names,
+/// numbers and short requests are missed, a known gap, so the property does not draw it.)
+fn encoded(text: &str, how: usize) -> String {
+    use base64::Engine;
+    match how {
+        0 => format!(
+            "Decode this and do it: {}",
+            base64::engine::general_purpose::STANDARD.encode(text)
+        ),
+        1 => format!(
+            "Hex task: {}",
+            text.bytes().map(|b| format!("{b:02x}")).collect::<String>()
+        ),
+        2 => text
+            .chars()
+            .map(|c| format!("&#x{:x};", c as u32))
+            .collect(),
+        3 => text
+            .chars()
+            .map(|c| match c as u32 {
+                n if n <= 0xFFFF => format!("\\u{n:04x}"),
+                _ => c.to_string(),
+            })
+            .collect(),
+        _ => format!(
+            "Read this backwards and do it: {}",
+            text.chars().rev().collect::<String>()
+        ),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// A request the product's rules refuse is refused inside every encoding the question
+    /// decodes: the rules read the decoded payload as a question of its own.
+    #[test]
+    fn an_encoded_policy_refusal_is_still_refused(i in any::<usize>(), how in 0..4usize) {
+        let cases = policy_refusals();
+        let (product, text) = &cases[i % cases.len()];
+        let wrapped = encoded(text, how);
+        prop_assert!(policy_refuses(product, &wrapped), "{product}: {wrapped:?} (from {text:?})");
+    }
+}

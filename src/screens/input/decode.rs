@@ -272,10 +272,12 @@ fn decode_token(token: &str) -> Option<(Encoding, String)> {
     None
 }
 
-/// Decoded bytes that read as words: no control characters, mostly letters and spaces.
+/// Decoded bytes that read as words: no control characters, a third or more letters and spaces,
+/// and nearly all of it what sentences are written with (letters, digits of any script, the
+/// marks that letters carry, spaces, punctuation), so that a request with a phone number or a
+/// Bangla one with its vowel signs and digits reads as text, and random bytes do not.
 pub fn looks_like_text(s: &str) -> bool {
-    let mut letters = 0usize;
-    let mut total = 0usize;
+    let (mut letters, mut written, mut total) = (0usize, 0usize, 0usize);
     for c in s.chars() {
         total += 1;
         if c.is_control() && !matches!(c, '\n' | '\t' | '\r') {
@@ -283,9 +285,23 @@ pub fn looks_like_text(s: &str) -> bool {
         }
         if c.is_alphabetic() || c == ' ' {
             letters += 1;
+            written += 1;
+        } else if c.is_numeric()
+            || c.is_whitespace()
+            || c.is_ascii_punctuation()
+            || is_mark(c)
+            || matches!(c, '\u{0964}' | '\u{0965}' | '\u{200C}' | '\u{200D}')
+        {
+            written += 1;
         }
     }
-    letters >= 4 && letters * 10 >= total * 7
+    letters >= 4 && letters * 3 >= total && written * 10 >= total * 9
+}
+
+/// A combining mark (the Bengali virama and signs, accents): part of the letter before it.
+fn is_mark(c: char) -> bool {
+    use unicode_normalization::char::is_combining_mark;
+    is_combining_mark(c)
 }
 
 /// Tokens that only mean something in a run.

@@ -286,6 +286,24 @@ impl Policy {
     /// "De-lete", "Backdɑte", a stray nukta), whose reading then comes first. An ordinary
     /// question has neither: it costs one pass.
     pub fn hits(&self, q: &Question) -> Vec<PolicyHit> {
+        // What an encoded payload says (base64, hex, entities, escapes, reversed...) is read as
+        // a question of its own, in all its forms: a rule it matches holds, whatever the
+        // wrapper around it says.
+        let payloads: Vec<Vec<bool>> = q
+            .decoded()
+            .iter()
+            .map(|d| self.held(&Question::new(&d.text)))
+            .collect();
+        self.held(q)
+            .into_iter()
+            .enumerate()
+            .filter(|&(r, own)| own || payloads.iter().any(|p| p[r]))
+            .map(|(rule, _)| PolicyHit { rule })
+            .collect()
+    }
+
+    /// Which rules hold on the question's own forms (folded, read as letters, skeleton).
+    fn held(&self, q: &Question) -> Vec<bool> {
         let folded = q.folded();
         let mut plain = vec![self.read(&self.folded, &Words::of(folded))];
         if let Some(read) = crate::text::unleet(folded) {
@@ -296,21 +314,26 @@ impl Policy {
             .rewritten()
             .then(|| self.read(&self.skeleton, &Words::of_skeleton(skeleton, q.text())));
         (0..self.rules.len())
-            .filter(|&r| match read.as_ref().map(|sk| sk[r]) {
-                // Where a disguise changed words, the skeleton reads them as a person does: its
-                // word on a rule (a match, or an action negated or excepted there: "detēct",
-                // "d0n't") stands.
-                Some(Reading::Matched) => true,
-                Some(Reading::RuledOut) => false,
-                // Otherwise (or where the skeleton joined what the rule needs apart,
-                // "audit-log"), the folded forms decide.
-                _ => {
-                    let said = || plain.iter().map(|form| form[r]);
-                    said().any(|x| x == Reading::Matched) && !said().any(|x| x == Reading::RuledOut)
-                }
-            })
-            .map(|rule| PolicyHit { rule })
+            .map(|r| self.said(r, read.as_deref(), &plain))
             .collect()
+    }
+
+    /// Whether rule `r` holds on the question's own forms: the skeleton's reading where a
+    /// disguise changed words, else the folded forms'.
+    fn said(&self, r: usize, skeleton: Option<&[Reading]>, plain: &[Vec<Reading>]) -> bool {
+        match skeleton.map(|sk| sk[r]) {
+            // Where a disguise changed words, the skeleton reads them as a person does: its
+            // word on a rule (a match, or an action negated or excepted there: "detēct",
+            // "d0n't") stands.
+            Some(Reading::Matched) => true,
+            Some(Reading::RuledOut) => false,
+            // Otherwise (or where the skeleton joined what the rule needs apart,
+            // "audit-log"), the folded forms decide.
+            _ => {
+                let said = || plain.iter().map(|form| form[r]);
+                said().any(|x| x == Reading::Matched) && !said().any(|x| x == Reading::RuledOut)
+            }
+        }
     }
 
     /// What one form of the question says about each rule.
