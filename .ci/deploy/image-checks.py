@@ -331,8 +331,11 @@ def check_kube_play() -> None:
         want = {"/etc/guard/products", "/etc/guard/policies", "/etc/guard/judge_prompts"}
         expect(want <= mounts, "products/, policies/, judge_prompts/ are the mounted ConfigMaps")
         repo = run(HOST_GUARD, "--config-dir", ".", "check-config").stdout
+        # `ok <product> config_rev=<rev> ...` lines; `warn` lines say what the product lacks.
         revs = dict(
-            (w.split()[1], w.split()[2].removeprefix("config_rev=")) for w in repo.splitlines()
+            (w.split()[1], w.split()[2].removeprefix("config_rev="))
+            for w in repo.splitlines()
+            if w.startswith("ok ")
         )
         expect(served == revs,
                "the pod serves the repository's configuration (same config_rev per product)")
