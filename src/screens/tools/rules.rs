@@ -135,7 +135,7 @@ pub(super) fn check(
     let hash = if tool.args.is_empty() {
         canonical::call_hash_of_object(name, args)
     } else {
-        canonical::call_hash_by_meaning(name, args, &tool.args, &read.meanings)
+        args::call_hash_by_meaning(name, args, &tool.args, &read.meanings)
     };
     Ok((
         tentative,
