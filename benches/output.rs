@@ -60,5 +60,5 @@ fn skeleton_1000_chars(bencher: divan::Bencher) {
 #[divan::bench]
 fn cards_only_1000_chars(bencher: divan::Bencher) {
     let text = answer();
-    bencher.bench(|| guard::text::mask_cards(divan::black_box(&text)));
+    bencher.bench(|| guard::redact::mask_cards(divan::black_box(&text)));
 }

@@ -59,7 +59,7 @@ fn forms_and_signatures(bencher: divan::Bencher, name: &str) {
 #[divan::bench(args = CASES)]
 fn mask_cards(bencher: divan::Bencher, name: &str) {
     let text = case(name);
-    bencher.bench(|| guard::text::mask_cards(divan::black_box(&text)));
+    bencher.bench(|| guard::redact::mask_cards(divan::black_box(&text)));
 }
 
 struct Remote {

@@ -17,5 +17,5 @@ fuzz_target!(|text: &str| {
         "an invisible character in the outbound form"
     );
     let _ = guard::text::normalise_output(text);
-    let _ = guard::text::mask_cards(text);
+    let _ = guard::redact::mask_cards(text);
 });

@@ -4,7 +4,7 @@
 //! or `unknown_product`. A handler takes an [`Opened`] and only calls its screen.
 //!
 //! Every error response is counted by route and code (`guard_http_errors_total`, in
-//! [`super::records::count_error`], which wraps every route), and the request is counted in flight (`guard_in_flight_requests`) while its handler runs.
+//! `end_on_error`, which wraps every route), and the request is counted in flight (`guard_in_flight_requests`) while its handler runs.
 
 use super::error::ApiError;
 use super::records::InFlight;

@@ -10,6 +10,7 @@
 //! answered with a `422`. A `422` is for a request that is not the contract at all.
 
 use super::extract::Opened;
+pub use super::records::{Action, Adapter};
 use crate::product::Product;
 use crate::screens::input::Answered;
 use crate::screens::output::{self, OutputReason};
@@ -18,57 +19,6 @@ use crate::verdict::{Decision, Outcome, Reply, Verdict};
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
-
-/// The gateway adapters: the closed label set of `guard_gateway_answers_total`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Adapter {
-    /// LiteLLM's Generic Guardrail API.
-    LiteLlm,
-    /// The NeMo Guardrails microservice's `POST /v1/guardrail/checks`.
-    NemoChecks,
-    /// The open-source NeMo Guardrails server's `POST /v1/checks`.
-    NemoOss,
-    /// The Guardrail Webhook API (kgateway, agentgateway, Gloo).
-    Webhook,
-}
-
-impl Adapter {
-    pub const ALL: [Adapter; 4] = [
-        Adapter::LiteLlm,
-        Adapter::NemoChecks,
-        Adapter::NemoOss,
-        Adapter::Webhook,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Adapter::LiteLlm => "litellm",
-            Adapter::NemoChecks => "nemo",
-            Adapter::NemoOss => "nemo_oss",
-            Adapter::Webhook => "webhook",
-        }
-    }
-}
-
-/// What an adapter's answer did: the closed label set of `guard_gateway_answers_total`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    Allow,
-    Mask,
-    Block,
-}
-
-impl Action {
-    pub const ALL: [Action; 3] = [Action::Allow, Action::Mask, Action::Block];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Action::Allow => "allow",
-            Action::Mask => "mask",
-            Action::Block => "block",
-        }
-    }
-}
 
 /// One chat message as the gateways send it (OpenAI's shape). Unknown fields are ignored.
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]

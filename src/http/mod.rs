@@ -40,6 +40,7 @@ pub use state::AppState;
 use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{web, App};
+use error::ApiError;
 
 /// What an app serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,10 +83,39 @@ pub fn create_app(
             let call = srv.call(req);
             async move {
                 let mut res = call.await?;
-                records::end_on_error(&mut res);
+                end_on_error(&mut res);
                 Ok(res)
             }
         })
+}
+
+/// Count an error response, whichever route or layer answered it, and close its connection
+/// after it: the route is the pattern of the route table that matched (a closed set), `other`
+/// for none; the code is the `ApiError`'s. Every route's errors pass here (the app wraps every
+/// route in it), so none can forget to.
+///
+/// An error can come before the body was read (a stream's unknown product, a full budget, a
+/// body over the limit); kept alive, such a connection would wait for the rest of a body its
+/// client need never send, so it is closed instead.
+pub fn end_on_error<B>(res: &mut ServiceResponse<B>) {
+    if res.response().error().is_some() {
+        let head = res.response_mut().head_mut();
+        head.set_connection_type(actix_web::http::ConnectionType::Close);
+    }
+    let Some(code) = res
+        .response()
+        .error()
+        .and_then(|e| e.as_error::<ApiError>())
+        .map(ApiError::code)
+    else {
+        return;
+    };
+    let req = res.request();
+    if let Some(state) = req.app_data::<web::Data<AppState>>() {
+        let route = req.match_pattern();
+        let route = route.as_deref().unwrap_or("other");
+        state.http.record_http_error(route, code);
+    }
 }
 
 /// A route table, written once: `method "path" => handler;` lines become the constant listing

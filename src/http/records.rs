@@ -2,12 +2,7 @@
 //! flight, error responses by route and code, the gateway adapters' answers, reloads and audit
 //! lines dropped.
 
-use super::error::ApiError;
-use super::gateway::{Action, Adapter};
-use super::state::AppState;
 use crate::obs::metrics::Registry;
-use actix_web::dev::ServiceResponse;
-use actix_web::web;
 use prometheus::{IntCounter, IntCounterVec, IntGauge, IntGaugeVec};
 
 /// The service's own metrics. Cheap to clone.
@@ -134,40 +129,62 @@ const API_ROUTES: &[&str] = &[
     "/v1/screen-context",
 ];
 
-/// Count an error response, whichever route or layer answered it, and close its connection
-/// after it: the route is the pattern of the route table that matched (a closed set), `other`
-/// for none; the code is the `ApiError`'s. Every route's errors pass here (the app wraps every
-/// route in it), so none can forget to.
-///
-/// An error can come before the body was read (a stream's unknown product, a full budget, a
-/// body over the limit); kept alive, such a connection would wait for the rest of a body its
-/// client need never send, so it is closed instead.
-pub fn end_on_error<B>(res: &mut ServiceResponse<B>) {
-    if res.response().error().is_some() {
-        let head = res.response_mut().head_mut();
-        head.set_connection_type(actix_web::http::ConnectionType::Close);
-    }
-    let Some(code) = res
-        .response()
-        .error()
-        .and_then(|e| e.as_error::<ApiError>())
-        .map(ApiError::code)
-    else {
-        return;
-    };
-    let req = res.request();
-    if let Some(state) = req.app_data::<web::Data<AppState>>() {
-        let route = req.match_pattern();
-        let route = route.as_deref().unwrap_or("other");
-        state.http.record_http_error(route, code);
-    }
-}
-
 /// Decrements the in-flight gauge when dropped.
 pub struct InFlight(IntGauge);
 
 impl Drop for InFlight {
     fn drop(&mut self) {
         self.0.dec();
+    }
+}
+
+/// The gateway adapters: the closed label set of `guard_gateway_answers_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Adapter {
+    /// LiteLLM's Generic Guardrail API.
+    LiteLlm,
+    /// The NeMo Guardrails microservice's `POST /v1/guardrail/checks`.
+    NemoChecks,
+    /// The open-source NeMo Guardrails server's `POST /v1/checks`.
+    NemoOss,
+    /// The Guardrail Webhook API (kgateway, agentgateway, Gloo).
+    Webhook,
+}
+
+impl Adapter {
+    pub const ALL: [Adapter; 4] = [
+        Adapter::LiteLlm,
+        Adapter::NemoChecks,
+        Adapter::NemoOss,
+        Adapter::Webhook,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Adapter::LiteLlm => "litellm",
+            Adapter::NemoChecks => "nemo",
+            Adapter::NemoOss => "nemo_oss",
+            Adapter::Webhook => "webhook",
+        }
+    }
+}
+
+/// What an adapter's answer did: the closed label set of `guard_gateway_answers_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Allow,
+    Mask,
+    Block,
+}
+
+impl Action {
+    pub const ALL: [Action; 3] = [Action::Allow, Action::Mask, Action::Block];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Allow => "allow",
+            Action::Mask => "mask",
+            Action::Block => "block",
+        }
     }
 }

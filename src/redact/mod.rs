@@ -391,6 +391,20 @@ fn mask_tail(out: &mut String, value: &str, visible: usize, is_value: impl Fn(ch
     }
 }
 
+/// Replace every Luhn-valid card number with asterisks, keeping the separators and the last
+/// four digits. Used on every text that leaves the process (remote guard, judge); the caller's
+/// own text is never changed.
+///
+/// A card is 13–19 digits (ASCII or Bengali), in groups joined by the separators people type:
+/// a space, a dash, a dot, a slash, an underscore, an en or em dash, each with spaces around it
+/// or not (`4111 - 1111 - ...`). A run of groups longer than a card ("4111 1111 1111 1111 2025",
+/// or several cards in a list) is searched left to right for whole groups that form a valid
+/// number, longest first. Linear in the text. The one implementation is [`Redactor`]; this is
+/// its card-only use.
+pub fn mask_cards(text: &str) -> String {
+    Redactor::cards().redact(text).text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -677,5 +691,62 @@ mod tests {
                 "at {i}: {b:?} for {a:?}"
             );
         }
+    }
+
+    #[test]
+    fn mask_cards_table() {
+        for (input, want) in [
+            (
+                "card 4111 1111 1111 1111 lost",
+                "card **** **** **** 1111 lost",
+            ),
+            ("4111-1111-1111-1111", "****-****-****-1111"),
+            ("4111111111111111", "************1111"),
+            // Not Luhn-valid: left alone.
+            ("4111 1111 1111 1112", "4111 1111 1111 1112"),
+            // Too short.
+            ("account 123456789", "account 123456789"),
+            (
+                "আমার কার্ড 5500005555555559 হারিয়েছে",
+                "আমার কার্ড ************5559 হারিয়েছে",
+            ),
+            // A date after the card in the same run of groups.
+            ("4111 1111 1111 1111 2025", "**** **** **** 1111 2025"),
+            ("call 01711-123456", "call 01711-123456"),
+            // Bengali digits, dots, spaced dashes, slashes, NBSP.
+            ("কার্ড ৪১১১ ১১১১ ১১১১ ১১১১", "কার্ড **** **** **** ১১১১"),
+            ("4111.1111.1111.1111", "****.****.****.1111"),
+            ("4111 - 1111 - 1111 - 1111", "**** - **** - **** - 1111"),
+            ("4111/1111/1111/1111", "****/****/****/1111"),
+            (
+                "4111\u{a0}1111\u{a0}1111\u{a0}1111",
+                "****\u{a0}****\u{a0}****\u{a0}1111",
+            ),
+            // Two cards in one list are both masked.
+            (
+                "4111 1111 1111 1111 5500 0055 5555 5559",
+                "**** **** **** 1111 **** **** **** 5559",
+            ),
+            // A card split 3-3-...: the visible four digits cross a group border.
+            ("411 111 111 111 1111", "*** *** *** *** 1111"),
+            ("41111111111 11 111", "*********** *1 111"),
+        ] {
+            assert_eq!(mask_cards(input), want, "input {input:?}");
+        }
+    }
+
+    #[test]
+    fn mask_cards_is_linear_on_the_worst_case() {
+        // 64 KiB of single digits joined by spaces: every window is a candidate. The cubic
+        // search this replaced would run for hours here (and hang the suite); the time itself
+        // is measured in `benches/safety.rs`. "4 1 1 ... 1" (sixteen digits) is a valid card.
+        let text = "4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 ".repeat(2048);
+        let masked = mask_cards(&text);
+        assert!(
+            masked.starts_with("* * * * * * * * * * * * 1 1 1 1 * "),
+            "{}",
+            &masked[..40]
+        );
+        assert_eq!(masked.chars().count(), text.chars().count());
     }
 }

@@ -310,19 +310,7 @@ fn read_char(c: char, rewritten: &mut bool, f: &mut impl FnMut(char)) {
         return;
     }
     if ('\u{0980}'..='\u{09FF}').contains(&c) {
-        // The letters NFC writes in two parts, always in two parts here, so a text matches
-        // however it was composed.
-        match c {
-            '\u{09DC}' => [Some('\u{09A1}'), Some(NUKTA)],
-            '\u{09DD}' => [Some('\u{09A2}'), Some(NUKTA)],
-            '\u{09DF}' => [Some('\u{09AF}'), Some(NUKTA)],
-            '\u{09CB}' => [Some(VOWEL_SIGN_E), Some('\u{09BE}')],
-            '\u{09CC}' => [Some(VOWEL_SIGN_E), Some('\u{09D7}')],
-            _ => [Some(c), None],
-        }
-        .into_iter()
-        .flatten()
-        .for_each(&mut *f);
+        read_bengali(c, f);
         return;
     }
     if is_invisible(c) {
@@ -346,54 +334,73 @@ fn read_char(c: char, rewritten: &mut bool, f: &mut impl FnMut(char)) {
         reading.chars().for_each(&mut *f);
         return;
     }
-    decompose_compatible(c, |d| {
-        if d.is_ascii_whitespace() {
-            // A spacing mark's compatibility form is a space and the mark (`¯` is " ̄"): no
-            // letter, and no word break either.
-            *rewritten = true;
-        } else if d.is_ascii() {
-            *rewritten = true;
-            f(d.to_ascii_lowercase());
-        } else if is_combining_mark(d) {
-            *rewritten = true;
-        } else {
-            // Lower case first: Cyrillic `І` is the capital of `і`, read `i`; its own
-            // prototype is `l` (UTS #39 reads capital I as l).
-            let mut lower = d.to_lowercase();
-            let single = match (lower.next(), lower.next()) {
-                (Some(l), None) => Some(l),
-                _ => None,
-            };
-            if let Some(l) = single {
-                match confusable(l).or_else(|| confusable(d)) {
-                    Some((reading, _)) => {
-                        *rewritten = true;
-                        reading.chars().for_each(&mut *f);
-                    }
-                    None => {
-                        *rewritten |= d != c;
-                        f(l);
-                    }
+    decompose_compatible(c, |d| read_decomposed(c, d, &mut *rewritten, &mut *f));
+}
+
+/// A Bengali character: the letters NFC writes in two parts, always in two parts here, so a
+/// text matches however it was composed.
+fn read_bengali(c: char, f: &mut impl FnMut(char)) {
+    match c {
+        '\u{09DC}' => [Some('\u{09A1}'), Some(NUKTA)],
+        '\u{09DD}' => [Some('\u{09A2}'), Some(NUKTA)],
+        '\u{09DF}' => [Some('\u{09AF}'), Some(NUKTA)],
+        '\u{09CB}' => [Some(VOWEL_SIGN_E), Some('\u{09BE}')],
+        '\u{09CC}' => [Some(VOWEL_SIGN_E), Some('\u{09D7}')],
+        _ => [Some(c), None],
+    }
+    .into_iter()
+    .flatten()
+    .for_each(&mut *f);
+}
+
+/// One character `d` of the compatibility decomposition of `c`, read.
+fn read_decomposed(c: char, d: char, rewritten: &mut bool, f: &mut impl FnMut(char)) {
+    if d.is_ascii_whitespace() {
+        // A spacing mark's compatibility form is a space and the mark (`¯` is " ̄"): no
+        // letter, and no word break either.
+        *rewritten = true;
+    } else if d.is_ascii() {
+        *rewritten = true;
+        f(d.to_ascii_lowercase());
+    } else if is_combining_mark(d) {
+        *rewritten = true;
+    } else {
+        // Lower case first: Cyrillic `І` is the capital of `і`, read `i`; its own
+        // prototype is `l` (UTS #39 reads capital I as l).
+        let mut lower = d.to_lowercase();
+        let single = match (lower.next(), lower.next()) {
+            (Some(l), None) => Some(l),
+            _ => None,
+        };
+        if let Some(l) = single {
+            match confusable(l).or_else(|| confusable(d)) {
+                Some((reading, _)) => {
+                    *rewritten = true;
+                    reading.chars().for_each(&mut *f);
                 }
-                return;
+                None => {
+                    *rewritten |= d != c;
+                    f(l);
+                }
             }
-            for l in d.to_lowercase() {
-                if is_combining_mark(l) {
-                    continue;
+            return;
+        }
+        for l in d.to_lowercase() {
+            if is_combining_mark(l) {
+                continue;
+            }
+            match confusable(l) {
+                Some((reading, _)) => {
+                    *rewritten = true;
+                    reading.chars().for_each(&mut *f);
                 }
-                match confusable(l) {
-                    Some((reading, _)) => {
-                        *rewritten = true;
-                        reading.chars().for_each(&mut *f);
-                    }
-                    None => {
-                        *rewritten |= d != c;
-                        f(l);
-                    }
+                None => {
+                    *rewritten |= d != c;
+                    f(l);
                 }
             }
         }
-    });
+    }
 }
 
 /// What the confusables data reads a character as, its lower case first (Cyrillic `І` is the

@@ -1,7 +1,8 @@
 //! Property tests: no input panics any stage; normalisation is idempotent.
 
+use guard::redact::mask_cards;
 use guard::screens::input::stages::{banglish, lang_id, script};
-use guard::text::{fold_for_matching, mask_cards, normalise};
+use guard::text::{fold_for_matching, normalise};
 use proptest::prelude::*;
 use std::sync::OnceLock;
 

@@ -55,7 +55,7 @@ pub fn close_marker(boundary: &str) -> String {
 /// removed, cards masked, control tokens and markers neutralised, inside the markers.
 pub fn wrap(boundary: &str, id: Option<&str>, index: usize, text: &str) -> String {
     let visible = crate::text::normalise_output(text);
-    let body = neutralise(&crate::text::mask_cards(&visible));
+    let body = neutralise(&crate::redact::mask_cards(&visible));
     let label: String = id
         .unwrap_or("")
         .chars()

@@ -114,7 +114,7 @@ impl Classes {
     fn parse(turns: &str, openers: &str) -> Classes {
         let expand = |part: &str| {
             // A malformed line is a test failure (`the_lists_parse`), never a panic here.
-            crate::screens::input::stages::signatures::expand(part.trim()).unwrap_or_default()
+            crate::text::wordlist::expand(part.trim()).unwrap_or_default()
         };
         let mut rules = Vec::new();
         let mut markers = Phrases::default();
@@ -419,8 +419,7 @@ mod tests {
         for line in list_lines(include_str!("../../../wordlists/clause-turns.txt")) {
             for part in line.split(">>") {
                 assert!(
-                    crate::screens::input::stages::signatures::expand(part.trim())
-                        .is_ok_and(|e| !e.is_empty()),
+                    crate::text::wordlist::expand(part.trim()).is_ok_and(|e| !e.is_empty()),
                     "{line}"
                 );
             }

@@ -16,11 +16,12 @@
 //! Every form is made in time linear in the text. The lazy forms are made inside the first stage
 //! that reads them, so that stage's timer (and timeout and panic capture) covers the work.
 
+use crate::redact::mask_cards;
 use crate::screens::input::decode;
 pub use crate::screens::input::decode::{Decoded, Encoding};
 pub use crate::screens::input::segments::{Segment, SegmentKind};
 use crate::screens::input::stages::banglish::Lexicon;
-use crate::text::{fold_for_matching, is_invisible, mask_cards, normalise, skeleton, Skeleton};
+use crate::text::{fold_for_matching, is_invisible, normalise, skeleton, Skeleton};
 use std::sync::{Arc, OnceLock};
 
 /// A paragraph is scored on its own only when it has at least this many words: a short line

@@ -615,6 +615,44 @@ fn join(at: &str, k: &str) -> String {
     }
 }
 
+/// What identifies a call of a tool with declared arguments: the declared ones by their
+/// meaning (`meanings`: absent and default ones already left out), the others literally.
+pub fn call_hash_by_meaning(
+    tool: &str,
+    args: &serde_json::Map<String, Value>,
+    declared: &std::collections::BTreeMap<String, ArgSpec>,
+    meanings: &[(&str, Meaning)],
+) -> String {
+    use super::canonical::{hash_text, object, string};
+    let mut text = String::with_capacity(128);
+    // Undeclared arguments, literally, then the meanings under a mark no JSON text starts with.
+    object(
+        args.iter()
+            .filter(|(k, _)| !declared.contains_key(k.as_str())),
+        &mut text,
+    );
+    text.push('#');
+    for (name, meaning) in meanings {
+        string(name, &mut text);
+        text.push(':');
+        match meaning {
+            Meaning::One(v) => string(v, &mut text),
+            Meaning::Records(ids) => {
+                text.push('[');
+                for (i, id) in ids.iter().enumerate() {
+                    if i > 0 {
+                        text.push(',');
+                    }
+                    string(id, &mut text);
+                }
+                text.push(']');
+            }
+        }
+        text.push(';');
+    }
+    hash_text(tool, &text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 //! a string), and text is compared in Unicode NFC.
 //!
 //! A tool that declares its arguments' types is hashed by meaning instead
-//! ([`call_hash_by_meaning`]): each declared argument as the gate read it (the amount whatever
+//! (`args::call_hash_by_meaning`, built on the pieces here): each declared argument as the gate read it (the amount whatever
 //! its spelling, the canonical phone number, trimmed text, the records as a set), an optional
 //! one given as its default as if absent. Undeclared arguments stay literal, as above.
 
@@ -42,7 +42,7 @@ fn write(value: &Value, out: &mut String) {
 }
 
 /// An object's entries with their keys in NFC, sorted.
-fn object<'a>(entries: impl Iterator<Item = (&'a String, &'a Value)>, out: &mut String) {
+pub(crate) fn object<'a>(entries: impl Iterator<Item = (&'a String, &'a Value)>, out: &mut String) {
     let mut entries: Vec<(std::borrow::Cow<'a, str>, &Value)> = entries
         .map(|(k, v)| {
             let key = if k.is_ascii() {
@@ -66,7 +66,8 @@ fn object<'a>(entries: impl Iterator<Item = (&'a String, &'a Value)>, out: &mut 
     out.push('}');
 }
 
-fn string(s: &str, out: &mut String) {
+/// A string in NFC, JSON-escaped and quoted.
+pub(crate) fn string(s: &str, out: &mut String) {
     // Plain ASCII (the common case) is already NFC and needs no escaping.
     if s.bytes()
         .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
@@ -110,45 +111,8 @@ pub fn call_hash_of_object(tool: &str, args: &serde_json::Map<String, Value>) ->
     hash_text(tool, &text)
 }
 
-/// What identifies a call of a tool with declared arguments: the declared ones by their
-/// meaning (`meanings`: absent and default ones already left out), the others literally.
-pub fn call_hash_by_meaning(
-    tool: &str,
-    args: &serde_json::Map<String, Value>,
-    declared: &std::collections::BTreeMap<String, super::args::ArgSpec>,
-    meanings: &[(&str, super::args::Meaning)],
-) -> String {
-    use super::args::Meaning;
-    let mut text = String::with_capacity(128);
-    // Undeclared arguments, literally, then the meanings under a mark no JSON text starts with.
-    object(
-        args.iter()
-            .filter(|(k, _)| !declared.contains_key(k.as_str())),
-        &mut text,
-    );
-    text.push('#');
-    for (name, meaning) in meanings {
-        string(name, &mut text);
-        text.push(':');
-        match meaning {
-            Meaning::One(v) => string(v, &mut text),
-            Meaning::Records(ids) => {
-                text.push('[');
-                for (i, id) in ids.iter().enumerate() {
-                    if i > 0 {
-                        text.push(',');
-                    }
-                    string(id, &mut text);
-                }
-                text.push(']');
-            }
-        }
-        text.push(';');
-    }
-    hash_text(tool, &text)
-}
-
-fn hash_text(tool: &str, canonical: &str) -> String {
+/// The hash of a tool's name and a canonical text of its arguments.
+pub(crate) fn hash_text(tool: &str, canonical: &str) -> String {
     let mut h = Sha256::new();
     h.update(tool.as_bytes());
     h.update([0u8]);

@@ -280,65 +280,7 @@ impl ToolPolicy {
         let mut problems = Vec::new();
         let gate = gate.unwrap_or_default();
         let mut policy = ToolPolicy::default();
-        if let Some(n) = gate.max_calls_per_round {
-            if n == 0 || n > 256 {
-                problems.push((
-                    "tool_gate.max_calls_per_round".into(),
-                    "must be between 1 and 256".into(),
-                ));
-            }
-            policy.max_calls_per_round = n.clamp(1, 256);
-        }
-        policy.store = match gate.store.as_deref() {
-            None | Some("memory") => StoreKind::Memory,
-            Some("redis") => StoreKind::Redis,
-            Some(other) => {
-                problems.push((
-                    "tool_gate.store".into(),
-                    format!("`{other}` is not a store: `memory` or `redis`"),
-                ));
-                StoreKind::Memory
-            }
-        };
-        if let Some(s) = gate.dedupe_ttl_seconds {
-            if s == 0 || s > 7 * 86_400 {
-                problems.push((
-                    "tool_gate.dedupe_ttl_seconds".into(),
-                    "must be between 1 and 604800".into(),
-                ));
-            }
-            policy.dedupe_ttl_ms = s.clamp(1, 7 * 86_400) * 1000;
-        }
-        if let Some(ms) = gate.store_timeout_ms {
-            if ms == 0 || ms > 10_000 {
-                problems.push((
-                    "tool_gate.store_timeout_ms".into(),
-                    "must be between 1 and 10000".into(),
-                ));
-            }
-            policy.store_timeout_ms = ms.clamp(1, 10_000);
-        }
-        if let Some(cc) = gate.phone_country_code {
-            let cc = cc.trim().trim_start_matches('+').to_string();
-            if cc.is_empty() || cc.len() > 3 || !cc.bytes().all(|b| b.is_ascii_digit()) {
-                problems.push((
-                    "tool_gate.phone_country_code".into(),
-                    "1 to 3 digits, e.g. \"880\"".into(),
-                ));
-            }
-            policy.read.country_code = cc;
-        }
-        policy.refuse_undeclared = match gate.undeclared_args.as_deref() {
-            None | Some("keep") => false,
-            Some("refuse") => true,
-            Some(other) => {
-                problems.push((
-                    "tool_gate.undeclared_args".into(),
-                    format!("`{other}` is not a choice: `keep` or `refuse`"),
-                ));
-                false
-            }
-        };
+        apply_gate(&gate, &mut policy, &mut problems);
         for (name, raw) in tools {
             match build_tool(&name, raw, gate.record_arg.as_deref(), &policy.read) {
                 Ok(t) => {
@@ -365,6 +307,70 @@ impl ToolPolicy {
     }
 }
 
+/// The `[tool_gate]` settings, each checked (its problem added to `problems`) and kept within
+/// its bounds.
+fn apply_gate(gate: &RawToolGate, policy: &mut ToolPolicy, problems: &mut Vec<(String, String)>) {
+    if let Some(n) = gate.max_calls_per_round {
+        if n == 0 || n > 256 {
+            problems.push((
+                "tool_gate.max_calls_per_round".into(),
+                "must be between 1 and 256".into(),
+            ));
+        }
+        policy.max_calls_per_round = n.clamp(1, 256);
+    }
+    policy.store = match gate.store.as_deref() {
+        None | Some("memory") => StoreKind::Memory,
+        Some("redis") => StoreKind::Redis,
+        Some(other) => {
+            problems.push((
+                "tool_gate.store".into(),
+                format!("`{other}` is not a store: `memory` or `redis`"),
+            ));
+            StoreKind::Memory
+        }
+    };
+    if let Some(s) = gate.dedupe_ttl_seconds {
+        if s == 0 || s > 7 * 86_400 {
+            problems.push((
+                "tool_gate.dedupe_ttl_seconds".into(),
+                "must be between 1 and 604800".into(),
+            ));
+        }
+        policy.dedupe_ttl_ms = s.clamp(1, 7 * 86_400) * 1000;
+    }
+    if let Some(ms) = gate.store_timeout_ms {
+        if ms == 0 || ms > 10_000 {
+            problems.push((
+                "tool_gate.store_timeout_ms".into(),
+                "must be between 1 and 10000".into(),
+            ));
+        }
+        policy.store_timeout_ms = ms.clamp(1, 10_000);
+    }
+    if let Some(cc) = &gate.phone_country_code {
+        let cc = cc.trim().trim_start_matches('+').to_string();
+        if cc.is_empty() || cc.len() > 3 || !cc.bytes().all(|b| b.is_ascii_digit()) {
+            problems.push((
+                "tool_gate.phone_country_code".into(),
+                "1 to 3 digits, e.g. \"880\"".into(),
+            ));
+        }
+        policy.read.country_code = cc;
+    }
+    policy.refuse_undeclared = match gate.undeclared_args.as_deref() {
+        None | Some("keep") => false,
+        Some("refuse") => true,
+        Some(other) => {
+            problems.push((
+                "tool_gate.undeclared_args".into(),
+                format!("`{other}` is not a choice: `keep` or `refuse`"),
+            ));
+            false
+        }
+    };
+}
+
 /// One velocity rule, its problems added to `problems`.
 fn build_velocity(
     key: &str,
@@ -374,6 +380,30 @@ fn build_velocity(
 ) -> Option<Velocity> {
     let before = problems.len();
     let mut problem = |m: String| problems.push((key.to_string(), m));
+    let counted = counted_tools(&v, tools, &mut problem);
+    let limit = if v.count == Counted::Amount {
+        amount_window(&v, &counted, &mut problem)
+    } else {
+        count_window(&v, &mut problem)
+    };
+    (problems.len() == before).then(|| Velocity {
+        id: v.id,
+        scope: v.scope,
+        count: v.count,
+        tool: v.tool,
+        per: v.per,
+        window_ms: v.window_seconds.clamp(1, 7 * 86_400) * 1000,
+        limit,
+    })
+}
+
+/// A rule's window, tool and `per` checked against the tools; the tools it can count (its
+/// own, or every one).
+fn counted_tools<'t>(
+    v: &RawVelocity,
+    tools: &'t BTreeMap<String, Tool>,
+    problem: &mut impl FnMut(String),
+) -> Vec<&'t Tool> {
     if v.window_seconds == 0 || v.window_seconds > 7 * 86_400 {
         problem("window_seconds must be between 1 and 604800".into());
     }
@@ -409,65 +439,67 @@ fn build_velocity(
             }
         }
     }
-    let limit = if v.count == Counted::Amount {
-        if v.max.is_some() {
+    counted
+}
+
+/// An amount window's limit, from its `max_amount_<currency>` and `approval_above_<currency>`
+/// keys; a tool it counts must have amount limits in that currency.
+fn amount_window(
+    v: &RawVelocity,
+    counted: &[&Tool],
+    problem: &mut impl FnMut(String),
+) -> WindowLimit {
+    if v.max.is_some() {
+        problem(
+            "an amount window's limits are `max_amount_<currency>` and `approval_above_<currency>`, not `max`"
+                .into(),
+        );
+    }
+    let mut amount_problems = Vec::new();
+    let limit = amount_limit(&v.amounts, &mut amount_problems, "velocity (amount window)");
+    for (k, m) in amount_problems {
+        problem(format!("{k}: {m}"));
+    }
+    match limit {
+        Some(l) => {
+            let in_unit = |t: &&Tool| t.amount.as_ref().is_some_and(|a| a.unit == l.unit);
+            if !counted.iter().any(in_unit) {
+                problem(format!(
+                    "count = \"amount\" needs a tool with amount limits in {} (max_amount_{} or approval_above_{})",
+                    l.unit,
+                    l.unit.to_ascii_lowercase(),
+                    l.unit.to_ascii_lowercase()
+                ));
+            }
+            WindowLimit::Amount(l)
+        }
+        None => {
             problem(
-                "an amount window's limits are `max_amount_<currency>` and `approval_above_<currency>`, not `max`"
+                "an amount window needs `max_amount_<currency>` or `approval_above_<currency>`"
                     .into(),
             );
+            WindowLimit::Count(1)
         }
-        let mut amount_problems = Vec::new();
-        let limit = amount_limit(&v.amounts, &mut amount_problems, "velocity (amount window)");
-        for (k, m) in amount_problems {
-            problem(format!("{k}: {m}"));
+    }
+}
+
+/// A count window's limit, its `max`; amount keys are unknown here.
+fn count_window(v: &RawVelocity, problem: &mut impl FnMut(String)) -> WindowLimit {
+    for k in v.amounts.keys() {
+        let hint = if k.starts_with("max_amount_") || k.starts_with("approval_above_") {
+            " (amount limits are for count = \"amount\")"
+        } else {
+            ""
+        };
+        problem(format!("unknown key `{k}`{hint}"));
+    }
+    match v.max {
+        Some(0) | None => {
+            problem("max must be at least 1".into());
+            WindowLimit::Count(1)
         }
-        match limit {
-            Some(l) => {
-                let in_unit = |t: &&Tool| t.amount.as_ref().is_some_and(|a| a.unit == l.unit);
-                if !counted.iter().any(in_unit) {
-                    problem(format!(
-                        "count = \"amount\" needs a tool with amount limits in {} (max_amount_{} or approval_above_{})",
-                        l.unit,
-                        l.unit.to_ascii_lowercase(),
-                        l.unit.to_ascii_lowercase()
-                    ));
-                }
-                WindowLimit::Amount(l)
-            }
-            None => {
-                problem(
-                    "an amount window needs `max_amount_<currency>` or `approval_above_<currency>`"
-                        .into(),
-                );
-                WindowLimit::Count(1)
-            }
-        }
-    } else {
-        for k in v.amounts.keys() {
-            let hint = if k.starts_with("max_amount_") || k.starts_with("approval_above_") {
-                " (amount limits are for count = \"amount\")"
-            } else {
-                ""
-            };
-            problem(format!("unknown key `{k}`{hint}"));
-        }
-        match v.max {
-            Some(0) | None => {
-                problem("max must be at least 1".into());
-                WindowLimit::Count(1)
-            }
-            Some(m) => WindowLimit::Count(m),
-        }
-    };
-    (problems.len() == before).then(|| Velocity {
-        id: v.id,
-        scope: v.scope,
-        count: v.count,
-        tool: v.tool,
-        per: v.per,
-        window_ms: v.window_seconds.clamp(1, 7 * 86_400) * 1000,
-        limit,
-    })
+        Some(m) => WindowLimit::Count(m),
+    }
 }
 
 /// `max_amount_<unit>` and `approval_above_<unit>` from a table's remaining keys: one unit,
@@ -588,32 +620,16 @@ fn build_tool(
     if let Some(r) = &record_arg {
         limited.push((r, "record", |t| matches!(t, ArgType::Record(_))));
     }
-    for (a, want, ok) in &limited {
-        if let Some(spec) = args.get(*a) {
-            if !ok(&spec.ty) {
-                problems.push((
-                    key(&format!("args.{a}")),
-                    format!(
-                        "the tool's limits read `{a}` as {want}: declare it `{want}` (it is `{}`)",
-                        spec.ty.as_str()
-                    ),
-                ));
-            }
-        }
-    }
+    check_limited(&args, &limited, &key, &mut problems);
     if !problems.is_empty() {
         return Err(problems);
     }
     let currency_arg = arg(&raw.currency_arg, "currency");
-    let mut read_names: Vec<(String, String)> = args
-        .keys()
-        .map(String::as_str)
-        .chain(limited.iter().map(|(a, _, _)| *a))
-        .chain(amount.is_some().then_some(currency_arg.as_str()))
-        .map(|n| (args::fold_name(n).into_owned(), n.to_string()))
-        .collect();
-    read_names.sort();
-    read_names.dedup();
+    let read_names = read_names(
+        &args,
+        &limited,
+        amount.is_some().then_some(currency_arg.as_str()),
+    );
     Ok(Tool {
         irreversible: raw.irreversible,
         outbound: raw.outbound,
@@ -629,6 +645,48 @@ fn build_tool(
         args,
         read_names,
     })
+}
+
+/// A limited argument that is declared must be declared as what the limit reads: a problem
+/// for each that is not.
+fn check_limited(
+    args: &BTreeMap<String, ArgSpec>,
+    limited: &[(&str, &str, IsType)],
+    key: &impl Fn(&str) -> String,
+    problems: &mut Vec<(String, String)>,
+) {
+    for (a, want, ok) in limited {
+        if let Some(spec) = args.get(*a) {
+            if !ok(&spec.ty) {
+                problems.push((
+                    key(&format!("args.{a}")),
+                    format!(
+                        "the tool's limits read `{a}` as {want}: declare it `{want}` (it is `{}`)",
+                        spec.ty.as_str()
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+/// The names the gate reads a tool's arguments by (declared, limited, the currency when the
+/// tool has amount limits), each with its folded form, sorted and each once.
+fn read_names(
+    args: &BTreeMap<String, ArgSpec>,
+    limited: &[(&str, &str, IsType)],
+    currency_arg: Option<&str>,
+) -> Vec<(String, String)> {
+    let mut read_names: Vec<(String, String)> = args
+        .keys()
+        .map(String::as_str)
+        .chain(limited.iter().map(|(a, _, _)| *a))
+        .chain(currency_arg)
+        .map(|n| (args::fold_name(n).into_owned(), n.to_string()))
+        .collect();
+    read_names.sort();
+    read_names.dedup();
+    read_names
 }
 
 /// One `[tools.<name>.args]` entry: a type name, or a table with `type` and the type's keys.
@@ -667,74 +725,12 @@ fn build_arg(
         "free_text" => ArgType::FreeText,
         "code" => {
             allowed.push("values");
-            let values = match table.get("values") {
-                None => None,
-                Some(toml::Value::Array(items)) if !items.is_empty() => {
-                    let mut out = Vec::new();
-                    for item in items {
-                        let code = item.as_str().and_then(|s| {
-                            args::read(&ArgType::Code(None), &s.into(), read)
-                                .ok()
-                                .flatten()
-                        });
-                        match code {
-                            Some(Meaning::One(c)) => out.push(c),
-                            _ => {
-                                problem("`values` are codes: letters, digits and `-_.`".to_string())
-                            }
-                        }
-                    }
-                    Some(out)
-                }
-                Some(_) => {
-                    problem("`values` is a non-empty array of codes".into());
-                    None
-                }
-            };
+            let values = code_values(table, read, &mut problem);
             ArgType::Code(values)
         }
         "record" => {
             allowed.extend(["kind", "format", "max_records"]);
-            let kind = match table.get("kind") {
-                Some(toml::Value::String(k))
-                    if !k.is_empty()
-                        && k.len() <= 32
-                        && k.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') =>
-                {
-                    k.clone()
-                }
-                Some(_) => {
-                    problem(
-                        "`kind` is a lower-case name: `wallet`, `account`, `customer`...".into(),
-                    );
-                    String::new()
-                }
-                None => {
-                    problem("a record needs its `kind`: `wallet`, `account`, `customer`...".into());
-                    String::new()
-                }
-            };
-            let format = match table.get("format").map(|f| f.as_str()) {
-                None | Some(Some("id")) => RecordFormat::Id,
-                Some(Some("phone")) => RecordFormat::Phone,
-                Some(_) => {
-                    problem("`format` is `id` (the default) or `phone`".into());
-                    RecordFormat::Id
-                }
-            };
-            let max_records = match table.get("max_records") {
-                None => None,
-                Some(toml::Value::Integer(n)) if *n >= 1 => Some(*n as usize),
-                Some(_) => {
-                    problem("`max_records` must be at least 1".into());
-                    None
-                }
-            };
-            ArgType::Record(RecordSpec {
-                kind,
-                format,
-                max_records,
-            })
+            ArgType::Record(record_spec(table, &mut problem))
         }
         other => {
             problem(format!("`{other}` is not an argument type: one of {TYPES}"));
@@ -749,6 +745,98 @@ fn build_arg(
             ));
         }
     }
+    let (optional, default) = optional_and_default(table, &ty, type_name, read, &mut problem);
+    (problems.len() == before).then_some(ArgSpec {
+        ty,
+        optional,
+        default,
+    })
+}
+
+/// The `values` of a `code` argument: codes (letters, digits and `-_.`), a non-empty array.
+fn code_values(
+    table: &toml::map::Map<String, toml::Value>,
+    read: &ReadSettings,
+    problem: &mut impl FnMut(String),
+) -> Option<Vec<String>> {
+    match table.get("values") {
+        None => None,
+        Some(toml::Value::Array(items)) if !items.is_empty() => {
+            let mut out = Vec::new();
+            for item in items {
+                let code = item.as_str().and_then(|s| {
+                    args::read(&ArgType::Code(None), &s.into(), read)
+                        .ok()
+                        .flatten()
+                });
+                match code {
+                    Some(Meaning::One(c)) => out.push(c),
+                    _ => problem("`values` are codes: letters, digits and `-_.`".to_string()),
+                }
+            }
+            Some(out)
+        }
+        Some(_) => {
+            problem("`values` is a non-empty array of codes".into());
+            None
+        }
+    }
+}
+
+/// A `record` argument's `kind`, `format` and `max_records`.
+fn record_spec(
+    table: &toml::map::Map<String, toml::Value>,
+    problem: &mut impl FnMut(String),
+) -> RecordSpec {
+    let kind = match table.get("kind") {
+        Some(toml::Value::String(k))
+            if !k.is_empty()
+                && k.len() <= 32
+                && k.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') =>
+        {
+            k.clone()
+        }
+        Some(_) => {
+            problem("`kind` is a lower-case name: `wallet`, `account`, `customer`...".into());
+            String::new()
+        }
+        None => {
+            problem("a record needs its `kind`: `wallet`, `account`, `customer`...".into());
+            String::new()
+        }
+    };
+    let format = match table.get("format").map(|f| f.as_str()) {
+        None | Some(Some("id")) => RecordFormat::Id,
+        Some(Some("phone")) => RecordFormat::Phone,
+        Some(_) => {
+            problem("`format` is `id` (the default) or `phone`".into());
+            RecordFormat::Id
+        }
+    };
+    let max_records = match table.get("max_records") {
+        None => None,
+        Some(toml::Value::Integer(n)) if *n >= 1 => Some(*n as usize),
+        Some(_) => {
+            problem("`max_records` must be at least 1".into());
+            None
+        }
+    };
+    RecordSpec {
+        kind,
+        format,
+        max_records,
+    }
+}
+
+/// Whether an argument is optional, and its default, read as its type (a default makes it
+/// optional).
+fn optional_and_default(
+    table: &toml::map::Map<String, toml::Value>,
+    ty: &ArgType,
+    type_name: &str,
+    read: &ReadSettings,
+    problem: &mut impl FnMut(String),
+) -> (bool, Option<Meaning>) {
     let mut optional = match table.get("optional") {
         None => false,
         Some(toml::Value::Boolean(b)) => *b,
@@ -768,7 +856,7 @@ fn build_arg(
                 toml::Value::Boolean(b) => serde_json::Value::from(*b),
                 _ => serde_json::Value::Null,
             };
-            match args::read(&ty, &json, read) {
+            match args::read(ty, &json, read) {
                 Ok(Some(m)) => Some(m),
                 _ => {
                     problem(format!("`default` is not a valid `{type_name}`"));
@@ -777,11 +865,7 @@ fn build_arg(
             }
         }
     };
-    (problems.len() == before).then_some(ArgSpec {
-        ty,
-        optional,
-        default,
-    })
+    (optional, default)
 }
 
 #[cfg(test)]

@@ -53,7 +53,55 @@ pub(super) fn check(
     at: &Site<'_>,
     ids: &mut HashMap<String, usize>,
 ) -> Result<(Tentative, Pending), Refusal> {
-    let index = at.index;
+    let id = admit(policy, call, at.index, ids)?;
+    let name = match call.tool.as_deref() {
+        Some(t) if !t.trim().is_empty() => t,
+        _ => return Err((GateReason::InvalidCall, "the call names no tool".into())),
+    };
+    let args = match &call.args {
+        Ok(Value::Object(map)) => map,
+        Ok(Value::Null) => &Map::new(),
+        Ok(_) => {
+            return Err((
+                GateReason::InvalidArguments,
+                "the arguments must be a JSON object".into(),
+            ))
+        }
+        Err(why) => return Err((GateReason::InvalidArguments, why.clone())),
+    };
+    let Some(tool) = policy.tools.get(name) else {
+        return Err((
+            GateReason::ToolNotAllowed,
+            format!("`{name}` is not available to this agent"),
+        ));
+    };
+    let read = read_args(policy, tool, args)?;
+    let amount = limits(tool, args)?;
+    let tentative = tentative(tool, name, amount);
+    let ops = counters(policy, tool, name, args, &read, amount, at)?;
+    let hash = if tool.args.is_empty() {
+        canonical::call_hash_of_object(name, args)
+    } else {
+        args::call_hash_by_meaning(name, args, &tool.args, &read.meanings)
+    };
+    Ok((
+        tentative,
+        Pending {
+            id: id.to_string(),
+            hash,
+            ops,
+        },
+    ))
+}
+
+/// The round's checks of a call before its tool is looked at: the round's cap, an ambiguous
+/// call, an id given and not used before in the round (recorded in `ids`). The call's id.
+fn admit<'c>(
+    policy: &ToolPolicy,
+    call: &'c ProposedCall,
+    index: usize,
+    ids: &mut HashMap<String, usize>,
+) -> Result<&'c str, Refusal> {
     let cap = policy.max_calls_per_round;
     if index >= cap {
         return Err((
@@ -78,29 +126,12 @@ pub(super) fn check(
         ));
     }
     ids.insert(id.to_string(), index);
-    let name = match call.tool.as_deref() {
-        Some(t) if !t.trim().is_empty() => t,
-        _ => return Err((GateReason::InvalidCall, "the call names no tool".into())),
-    };
-    let args = match &call.args {
-        Ok(Value::Object(map)) => map,
-        Ok(Value::Null) => &Map::new(),
-        Ok(_) => {
-            return Err((
-                GateReason::InvalidArguments,
-                "the arguments must be a JSON object".into(),
-            ))
-        }
-        Err(why) => return Err((GateReason::InvalidArguments, why.clone())),
-    };
-    let Some(tool) = policy.tools.get(name) else {
-        return Err((
-            GateReason::ToolNotAllowed,
-            format!("`{name}` is not available to this agent"),
-        ));
-    };
-    let read = read_args(policy, tool, args)?;
-    let amount = limits(tool, args)?;
+    Ok(id)
+}
+
+/// What a call that passed the static checks will be: held for a person when the tool is
+/// irreversible or the amount is above the approval threshold, allowed otherwise.
+fn tentative(tool: &Tool, name: &str, amount: Option<f64>) -> Tentative {
     let threshold = tool
         .amount
         .as_ref()
@@ -109,7 +140,7 @@ pub(super) fn check(
         (Some(a), Some((m, unit))) if a > m => Some((a, m, unit)),
         _ => None,
     };
-    let tentative = if tool.irreversible {
+    if tool.irreversible {
         Tentative {
             reason: GateReason::Irreversible,
             message: Some(format!(
@@ -130,21 +161,7 @@ pub(super) fn check(
             reason: GateReason::Allowed,
             message: None,
         }
-    };
-    let ops = counters(policy, tool, name, args, &read, amount, at)?;
-    let hash = if tool.args.is_empty() {
-        canonical::call_hash_of_object(name, args)
-    } else {
-        canonical::call_hash_by_meaning(name, args, &tool.args, &read.meanings)
-    };
-    Ok((
-        tentative,
-        Pending {
-            id: id.to_string(),
-            hash,
-            ops,
-        },
-    ))
+    }
 }
 
 /// The call's argument names, then its declared arguments by type: one spelling per name,
@@ -154,6 +171,18 @@ pub(crate) fn read_args<'t>(
     tool: &'t Tool,
     args: &Map<String, Value>,
 ) -> Result<ReadArgs<'t>, Refusal> {
+    check_names(policy, tool, args)?;
+    let meanings = read_declared(policy, tool, args)?;
+    let undeclared_records = read_undeclared_records(policy, tool, args)?;
+    Ok(ReadArgs {
+        meanings,
+        undeclared_records,
+    })
+}
+
+/// The call's argument names: none spelled two ways, none a misspelling of a declared one, and
+/// none undeclared when the policy refuses those.
+fn check_names(policy: &ToolPolicy, tool: &Tool, args: &Map<String, Value>) -> Result<(), Refusal> {
     if let Some((at, a, b)) = args::colliding_names(args) {
         let place = if at.is_empty() {
             String::new()
@@ -203,6 +232,16 @@ pub(crate) fn read_args<'t>(
             ));
         }
     }
+    Ok(())
+}
+
+/// The declared arguments by meaning, in name order, absent ones and ones given as their
+/// default left out; each readable as its type, a record argument within its count.
+fn read_declared<'t>(
+    policy: &ToolPolicy,
+    tool: &'t Tool,
+    args: &Map<String, Value>,
+) -> Result<Vec<(&'t str, Meaning)>, Refusal> {
     let mut meanings = Vec::with_capacity(tool.args.len());
     for (name, spec) in &tool.args {
         let v = args.get(name).unwrap_or(&Value::Null);
@@ -229,6 +268,15 @@ pub(crate) fn read_args<'t>(
             Err(e) => return Err((GateReason::InvalidArguments, unreadable(name, spec, e))),
         }
     }
+    Ok(meanings)
+}
+
+/// The ids of `record_arg` when it is not declared, read as record ids (a pattern refused).
+fn read_undeclared_records(
+    policy: &ToolPolicy,
+    tool: &Tool,
+    args: &Map<String, Value>,
+) -> Result<Option<Vec<String>>, Refusal> {
     // `record_arg` read as ids even when it is not declared: a wildcard is never a record.
     let mut undeclared_records = None;
     if let Some(arg) = tool
@@ -249,10 +297,7 @@ pub(crate) fn read_args<'t>(
             _ => {}
         }
     }
-    Ok(ReadArgs {
-        meanings,
-        undeclared_records,
-    })
+    Ok(undeclared_records)
 }
 
 fn is_blank_text(v: &Value) -> bool {
@@ -378,6 +423,14 @@ fn limits(tool: &Tool, args: &Map<String, Value>) -> Result<Option<f64>, Refusal
     Ok(amount)
 }
 
+/// What one velocity window counts of a call: its members, what each adds, and its limits.
+struct Counting {
+    members: Vec<Member>,
+    weight: u64,
+    approval_above: Option<u64>,
+    max: u64,
+}
+
 /// The velocity windows this call is counted in, and what it adds to each.
 fn counters(
     policy: &ToolPolicy,
@@ -389,97 +442,154 @@ fn counters(
     at: &Site<'_>,
 ) -> Result<Vec<CounterOp>, Refusal> {
     let mut ops = Vec::with_capacity(policy.velocity.len());
-    let (nonce, index, conversation) = (at.nonce, at.index, at.conversation);
     // Worked out once per call, whatever the number of windows that use them.
     // The round's nonce (80 random bits) and the call's position: unique across replicas.
-    let call_member: Member = (nonce << 32) | index as u128;
+    let call_member: Member = (at.nonce << 32) | at.index as u128;
     let mut records: Option<Option<Vec<Member>>> = None;
     let mut per_values: Vec<(&str, Vec<String>)> = Vec::new();
     for (rule, v) in policy.velocity.iter().enumerate() {
         if v.tool.as_deref().is_some_and(|t| t != name) {
             continue;
         }
-        let (mut members, weight, approval_above, max) = match (&v.count, &v.limit) {
-            (Counted::Calls, WindowLimit::Count(max)) => (vec![call_member], 1, None, *max),
-            (Counted::Outbound, WindowLimit::Count(max)) if tool.outbound => {
-                (vec![call_member], 1, None, *max)
-            }
-            (Counted::Records, WindowLimit::Count(max)) => {
-                if records.is_none() {
-                    records = Some(record_members(tool, args, read)?);
-                }
-                match records.as_ref().and_then(Option::as_ref) {
-                    Some(members) => (members.clone(), 1, None, *max),
-                    None => continue,
-                }
-            }
-            (Counted::Amount, WindowLimit::Amount(limit)) => {
-                let in_unit = tool.amount.as_ref().is_some_and(|a| a.unit == limit.unit);
-                let Some(a) = amount.filter(|_| in_unit) else {
-                    continue;
-                };
-                (
-                    vec![call_member],
-                    args::hundredths(a),
-                    limit.approval_above.map(args::hundredths),
-                    limit.max.map_or(u64::MAX, args::hundredths),
-                )
-            }
-            _ => continue,
+        let Some(counting) = counting(v, tool, args, read, amount, call_member, &mut records)?
+        else {
+            continue;
         };
-        // `per`: one window per value of the argument; a tool that does not declare it is not
-        // counted, an optional one left out is counted under "none given".
-        let per: &[String] = match &v.per {
-            None => &[],
-            Some(arg) if !tool.args.contains_key(arg) => continue,
-            Some(arg) => {
-                let at = match per_values.iter().position(|(a, _)| *a == arg.as_str()) {
-                    Some(i) => i,
-                    None => {
-                        let values = match read.meaning(arg) {
-                            Some(m) => m.values().iter().map(|x| hash(x)).collect(),
-                            None => vec!["-".into()],
-                        };
-                        per_values.push((arg.as_str(), values));
-                        per_values.len() - 1
-                    }
-                };
-                &per_values[at].1
-            }
+        let Some(per) = per_window(v, tool, read, &mut per_values) else {
+            continue;
         };
-        let tool_part = match v.count {
-            Counted::Calls if v.tool.is_none() => name,
-            _ => "",
-        };
-        let windows = per.len().max(1);
-        for i in 0..windows {
-            let scope: [&str; 6] = match v.scope {
-                Scope::Conversation => ["v", &v.id, "c", conversation, tool_part, ""],
-                Scope::Product => ["v", &v.id, "p", tool_part, "", ""],
-            };
-            let n = if v.scope == Scope::Conversation { 5 } else { 4 };
-            let mut k = key(at.product, &scope[..n]);
-            if let Some(value) = per.get(i) {
-                k.push(':');
-                k.push_str(value);
-            }
-            ops.push(CounterOp {
-                key: k,
-                window_ms: v.window_ms,
-                max,
-                approval_above,
-                members: if i + 1 == windows {
-                    std::mem::take(&mut members)
-                } else {
-                    members.clone()
-                },
-                weight,
-                sum: v.count == Counted::Amount,
-                rule,
-            });
-        }
+        push_windows(&mut ops, v, rule, at, name, per, counting);
     }
     Ok(ops)
+}
+
+/// What window `v` counts of this call, or `None` when it does not count it (another kind of
+/// tool, no record named, an amount in another unit). The call's records are read once, into
+/// `records`, for every window that counts them.
+fn counting(
+    v: &policy::Velocity,
+    tool: &Tool,
+    args: &Map<String, Value>,
+    read: &ReadArgs<'_>,
+    amount: Option<f64>,
+    call_member: Member,
+    records: &mut Option<Option<Vec<Member>>>,
+) -> Result<Option<Counting>, Refusal> {
+    let (members, weight, approval_above, max) = match (&v.count, &v.limit) {
+        (Counted::Calls, WindowLimit::Count(max)) => (vec![call_member], 1, None, *max),
+        (Counted::Outbound, WindowLimit::Count(max)) if tool.outbound => {
+            (vec![call_member], 1, None, *max)
+        }
+        (Counted::Records, WindowLimit::Count(max)) => {
+            if records.is_none() {
+                *records = Some(record_members(tool, args, read)?);
+            }
+            match records.as_ref().and_then(Option::as_ref) {
+                Some(members) => (members.clone(), 1, None, *max),
+                None => return Ok(None),
+            }
+        }
+        (Counted::Amount, WindowLimit::Amount(limit)) => {
+            let in_unit = tool.amount.as_ref().is_some_and(|a| a.unit == limit.unit);
+            let Some(a) = amount.filter(|_| in_unit) else {
+                return Ok(None);
+            };
+            (
+                vec![call_member],
+                args::hundredths(a),
+                limit.approval_above.map(args::hundredths),
+                limit.max.map_or(u64::MAX, args::hundredths),
+            )
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(Counting {
+        members,
+        weight,
+        approval_above,
+        max,
+    }))
+}
+
+/// The values of window `v`'s `per` argument that this call is counted under (hashed, read
+/// once into `per_values`), empty without `per`; `None` when the tool does not declare it.
+fn per_window<'p, 'a>(
+    v: &'p policy::Velocity,
+    tool: &Tool,
+    read: &ReadArgs<'_>,
+    per_values: &'a mut Vec<(&'p str, Vec<String>)>,
+) -> Option<&'a [String]> {
+    // `per`: one window per value of the argument; a tool that does not declare it is not
+    // counted, an optional one left out is counted under "none given".
+    let per: &[String] = match &v.per {
+        None => &[],
+        Some(arg) if !tool.args.contains_key(arg) => return None,
+        Some(arg) => {
+            let at = match per_values.iter().position(|(a, _)| *a == arg.as_str()) {
+                Some(i) => i,
+                None => {
+                    let values = match read.meaning(arg) {
+                        Some(m) => m.values().iter().map(|x| hash(x)).collect(),
+                        None => vec!["-".into()],
+                    };
+                    per_values.push((arg.as_str(), values));
+                    per_values.len() - 1
+                }
+            };
+            &per_values[at].1
+        }
+    };
+    Some(per)
+}
+
+/// One counter per window of `v` the call falls in (one per `per` value, or one), each with
+/// the call's members and weight.
+fn push_windows(
+    ops: &mut Vec<CounterOp>,
+    v: &policy::Velocity,
+    rule: usize,
+    at: &Site<'_>,
+    name: &str,
+    per: &[String],
+    counting: Counting,
+) {
+    let Counting {
+        mut members,
+        weight,
+        approval_above,
+        max,
+    } = counting;
+    let tool_part = match v.count {
+        Counted::Calls if v.tool.is_none() => name,
+        _ => "",
+    };
+    let windows = per.len().max(1);
+    for i in 0..windows {
+        let scope: [&str; 6] = match v.scope {
+            Scope::Conversation => ["v", &v.id, "c", at.conversation, tool_part, ""],
+            Scope::Product => ["v", &v.id, "p", tool_part, "", ""],
+        };
+        let n = if v.scope == Scope::Conversation { 5 } else { 4 };
+        let mut k = key(at.product, &scope[..n]);
+        if let Some(value) = per.get(i) {
+            k.push(':');
+            k.push_str(value);
+        }
+        ops.push(CounterOp {
+            key: k,
+            window_ms: v.window_ms,
+            max,
+            approval_above,
+            members: if i + 1 == windows {
+                std::mem::take(&mut members)
+            } else {
+                members.clone()
+            },
+            weight,
+            sum: v.count == Counted::Amount,
+            rule,
+        });
+    }
 }
 
 /// What a `records` window counts for this call: each record of `record_arg`, hashed with its

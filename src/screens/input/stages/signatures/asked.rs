@@ -16,8 +16,8 @@
 //! ASCII terms match whole words (their inflections are written out); Bengali terms match the
 //! start of a word, since Bangla inflects by suffix (নির্দেশনাগুলো, নির্দেশনার).
 
-use super::expand;
 use crate::text::skeleton;
+use crate::text::wordlist::expand;
 use aho_corasick::{AhoCorasick, MatchKind};
 
 /// Words a request may stand from its object.
