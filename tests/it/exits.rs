@@ -10,8 +10,8 @@
 //! labels; benign answers that must come back unchanged; wrappers that must not be closed;
 //! text addressed to the model inside documents; benign documents.
 
-use crate::harness::{app_for, post, repo_root, shipped_state};
-use guard::config::{load, ConfigSet, Overrides};
+use crate::harness::{app_for, post, shipped_state};
+use guard::config::ConfigSet;
 use guard::product::Product;
 use guard::screens::output::{self, OutputStream};
 use serde_json::{json, Value};
@@ -19,11 +19,7 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 fn config() -> &'static ConfigSet {
-    static C: OnceLock<ConfigSet> = OnceLock::new();
-    C.get_or_init(|| match load(&repo_root(), &Overrides::default()) {
-        Ok(c) => c,
-        Err(e) => panic!("{e}"),
-    })
+    crate::harness::shipped_config()
 }
 
 fn wallet() -> &'static Product {

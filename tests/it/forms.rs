@@ -5,6 +5,7 @@
 #[path = "../../examples/support/perturb.rs"]
 pub(crate) mod perturb;
 
+use crate::harness::suite_cases;
 use guard::screens::input::question::Question;
 use guard::screens::input::stages::StageEval;
 use guard::text::skeleton;
@@ -13,35 +14,7 @@ use proptest::prelude::*;
 use std::sync::OnceLock;
 
 fn config() -> &'static guard::config::ConfigSet {
-    static C: OnceLock<guard::config::ConfigSet> = OnceLock::new();
-    C.get_or_init(
-        || match guard::config::load(&crate::harness::repo_root(), &Default::default()) {
-            Ok(c) => c,
-            Err(e) => panic!("{e}"),
-        },
-    )
-}
-
-/// The texts of the suites' cases: (suite, name, text, decision).
-fn suite_cases(files: &[&str]) -> Vec<(String, String, String, String)> {
-    let dir = crate::harness::repo_root().join("tests/evals");
-    let mut out = Vec::new();
-    for file in files {
-        let text = std::fs::read_to_string(dir.join(format!("{file}.yaml")))
-            .unwrap_or_else(|e| panic!("{file}: {e}"));
-        let doc: serde_yaml::Value =
-            serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
-        for case in doc["cases"].as_sequence().into_iter().flatten() {
-            if let (Some(n), Some(t), Some(d)) = (
-                case["name"].as_str(),
-                case["text"].as_str(),
-                case["expect"]["decision"].as_str(),
-            ) {
-                out.push((file.to_string(), n.into(), t.into(), d.into()));
-            }
-        }
-    }
-    out
+    crate::harness::shipped_config()
 }
 
 fn blocked_by_signatures(product: &str, text: &str) -> bool {

@@ -13,6 +13,39 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The shipped configuration, loaded once for the tests that read its sections directly.
+pub fn shipped_config() -> &'static guard::config::ConfigSet {
+    static C: std::sync::OnceLock<guard::config::ConfigSet> = std::sync::OnceLock::new();
+    C.get_or_init(
+        || match guard::config::load(&repo_root(), &Overrides::default()) {
+            Ok(c) => c,
+            Err(e) => panic!("{e}"),
+        },
+    )
+}
+
+/// The cases of eval suites (`tests/evals/<file>.yaml`): (suite, name, text, decision).
+pub fn suite_cases(files: &[&str]) -> Vec<(String, String, String, String)> {
+    let dir = repo_root().join("tests/evals");
+    let mut out = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(dir.join(format!("{file}.yaml")))
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        let doc: serde_yaml::Value =
+            serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        for case in doc["cases"].as_sequence().into_iter().flatten() {
+            if let (Some(n), Some(t), Some(d)) = (
+                case["name"].as_str(),
+                case["text"].as_str(),
+                case["expect"]["decision"].as_str(),
+            ) {
+                out.push((file.to_string(), n.into(), t.into(), d.into()));
+            }
+        }
+    }
+    out
+}
+
 pub fn memory_audit() -> AuditLog {
     AuditLog::new(
         Some(b"test-key".to_vec()),

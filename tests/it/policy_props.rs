@@ -12,13 +12,7 @@ use std::sync::OnceLock;
 const PRODUCTS: [&str; 2] = ["bank-operator", "wallet-assistant"];
 
 fn config() -> &'static guard::config::ConfigSet {
-    static C: OnceLock<guard::config::ConfigSet> = OnceLock::new();
-    C.get_or_init(
-        || match guard::config::load(&crate::harness::repo_root(), &Default::default()) {
-            Ok(c) => c,
-            Err(e) => panic!("{e}"),
-        },
-    )
+    crate::harness::shipped_config()
 }
 
 /// (product, rule id, example) for every example of every rule of both policy files.
@@ -67,17 +61,9 @@ fn ordinary() -> &'static Vec<(String, String)> {
                 ["policy-wallet-work-gen", "policy-wallet-allow"],
             ),
         ] {
-            for suite in suites {
-                let path = crate::harness::repo_root().join(format!("tests/evals/{suite}.yaml"));
-                let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
-                let doc: serde_yaml::Value =
-                    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
-                for case in doc["cases"].as_sequence().into_iter().flatten() {
-                    if let Some(t) = case["text"].as_str() {
-                        if !blocked_by_a_rule(product, t) {
-                            out.push((product.to_string(), t.to_string()));
-                        }
-                    }
+            for (_, _, t, _) in crate::harness::suite_cases(&suites) {
+                if !blocked_by_a_rule(product, &t) {
+                    out.push((product.to_string(), t));
                 }
             }
         }
