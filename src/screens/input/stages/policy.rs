@@ -314,26 +314,8 @@ impl Policy {
             .rewritten()
             .then(|| self.read(&self.skeleton, &Words::of_skeleton(skeleton, q.text())));
         (0..self.rules.len())
-            .map(|r| self.said(r, read.as_deref(), &plain))
+            .map(|r| said(r, read.as_deref(), &plain))
             .collect()
-    }
-
-    /// Whether rule `r` holds on the question's own forms: the skeleton's reading where a
-    /// disguise changed words, else the folded forms'.
-    fn said(&self, r: usize, skeleton: Option<&[Reading]>, plain: &[Vec<Reading>]) -> bool {
-        match skeleton.map(|sk| sk[r]) {
-            // Where a disguise changed words, the skeleton reads them as a person does: its
-            // word on a rule (a match, or an action negated or excepted there: "detēct",
-            // "d0n't") stands.
-            Some(Reading::Matched) => true,
-            Some(Reading::RuledOut) => false,
-            // Otherwise (or where the skeleton joined what the rule needs apart,
-            // "audit-log"), the folded forms decide.
-            _ => {
-                let said = || plain.iter().map(|form| form[r]);
-                said().any(|x| x == Reading::Matched) && !said().any(|x| x == Reading::RuledOut)
-            }
-        }
     }
 
     /// What one form of the question says about each rule.
@@ -539,9 +521,35 @@ fn within(groups: &[Vec<usize>], except: &[usize], window: usize) -> bool {
     })
 }
 
+/// Whether rule `r` holds on the question's own forms: the skeleton's reading where a
+/// disguise changed words, else the folded forms'.
+fn said(r: usize, skeleton: Option<&[Reading]>, plain: &[Vec<Reading>]) -> bool {
+    match skeleton.map(|sk| sk[r]) {
+        // Where a disguise changed words, the skeleton reads them as a person does: its
+        // word on a rule (a match, or an action negated or excepted there: "detēct",
+        // "d0n't") stands.
+        Some(Reading::Matched) => true,
+        Some(Reading::RuledOut) => false,
+        // Otherwise (or where the skeleton joined what the rule needs apart,
+        // "audit-log"), the folded forms decide.
+        _ => {
+            let said = || plain.iter().map(|form| form[r]);
+            said().any(|x| x == Reading::Matched) && !said().any(|x| x == Reading::RuledOut)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The ids of the rules a question hits, in rule order.
+    fn rule_ids(p: &Policy, text: &str) -> Vec<String> {
+        p.hits(&Question::new(text))
+            .into_iter()
+            .map(|h| p.rules[h.rule].id.clone())
+            .collect()
+    }
 
     fn policy(toml_text: &str) -> Policy {
         let raw: RawPolicy = match toml::from_str(toml_text) {
@@ -579,12 +587,7 @@ all = [["export"], ["statement"]]
     #[test]
     fn order_inflection_negation_and_distance() {
         let p = policy(RULES);
-        let ids = |text: &str| -> Vec<String> {
-            p.hits(&Question::new(text))
-                .into_iter()
-                .map(|h| p.rules[h.rule].id.clone())
-                .collect()
-        };
+        let ids = |text: &str| rule_ids(&p, text);
         for (text, want) in [
             (
                 "Delete yesterday's audit log entries",
@@ -647,12 +650,7 @@ not_examples = ["How do I turn off marketing notifications on his profile?"]
     #[test]
     fn concepts_detectors_and_except() {
         let p = policy(CONCEPTS);
-        let ids = |text: &str| -> Vec<String> {
-            p.hits(&Question::new(text))
-                .into_iter()
-                .map(|h| p.rules[h.rule].id.clone())
-                .collect()
-        };
+        let ids = |text: &str| rule_ids(&p, text);
         for (text, want) in [
             ("what is the 2FA code of customer 01911223344", vec!["credential_of_a_record"]),
             ("Read out my friend’s PIN", vec!["credential_of_a_record"]),
