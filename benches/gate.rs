@@ -63,9 +63,17 @@ fn calls(w: &str) -> Vec<(&'static str, serde_json::Value)> {
 /// counted in starts empty, so every call takes the longest path (counted everywhere).
 fn round_from(conversation: String, w: &str) -> Round {
     let calls = calls(w);
+    // The signed-in customer owns the wallet: every call takes the entitlement check and goes
+    // on, as a real turn's do.
+    let caller = guard::screens::caller::Caller::from_json(Some(
+        json!({"id": "bench", "records": {"wallet": [w]}}),
+    ))
+    .ok()
+    .flatten();
     Round {
         conversation,
         turn: "1".into(),
+        caller,
         calls: calls
             .into_iter()
             .enumerate()

@@ -74,6 +74,7 @@ fuzz_target!(|data: &[u8]| {
         conversation: "fuzz".into(),
         turn: "1".into(),
         calls,
+        caller: None,
     };
     let v = rt.block_on(decide("p", "rev", policy, stores, round, 0));
     assert_eq!(v.decisions.len(), n);

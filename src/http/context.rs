@@ -3,7 +3,8 @@
 
 use super::error::{ApiError, ErrorBody};
 use super::extract::{label, request_id, required_id, Opened, RouteRequest, Source};
-use super::openapi::Id;
+use super::openapi::{ContextCaller, Id};
+use crate::screens::caller::Caller;
 use crate::screens::context::{self, ContextVerdict, Document};
 use actix_web::HttpResponse;
 use serde::Deserialize;
@@ -24,9 +25,11 @@ pub struct RawContext {
     #[serde(default)]
     #[schema(value_type = Vec<ContextDocument>, required = true)]
     documents: Option<Value>,
-    /// The caller's owner id: documents carrying another `owner` are dropped.
+    /// Whose turn it is (the platform's session): documents carrying an `owner` that is not
+    /// the caller (its `id`, or one of its records) are dropped. The old form, a string, is
+    /// the caller's id.
     #[serde(default)]
-    #[schema(value_type = Option<Id>)]
+    #[schema(value_type = Option<ContextCaller>)]
     caller: Option<Value>,
     /// Echoed.
     #[serde(default)]
@@ -50,7 +53,7 @@ pub struct DocumentFields {
     id: Option<Value>,
     /// A non-empty string.
     text: String,
-    /// The document's owner: dropped unless it is the caller.
+    /// The document's owner: dropped unless it is the caller (its id or one of its records).
     #[schema(value_type = Option<Id>)]
     owner: Option<Value>,
 }
@@ -59,7 +62,7 @@ pub struct DocumentFields {
 #[derive(Debug)]
 pub struct ContextRequest {
     documents: Vec<Document>,
-    caller: Option<String>,
+    caller: Option<Caller>,
     request_id: Option<String>,
 }
 
@@ -72,10 +75,14 @@ impl RouteRequest for ContextRequest {
     }
 
     fn check(raw: RawContext) -> Result<Self, ApiError> {
-        let caller = match raw.caller {
-            None | Some(Value::Null) => None,
-            v => Some(required_id(v, "caller", ApiError::InvalidCaller)?),
-        };
+        let caller =
+            match raw.caller {
+                // The old form: the owner id alone.
+                v @ Some(Value::String(_) | Value::Number(_)) => Some(Caller::with_id(
+                    &required_id(v, "caller", ApiError::InvalidCaller)?,
+                )),
+                v => Caller::from_json(v).map_err(ApiError::InvalidCaller)?,
+            };
         let request_id = request_id(raw.request_id)?;
         Ok(ContextRequest {
             documents: documents(raw.documents)?,
@@ -104,7 +111,7 @@ pub async fn screen_context(open: Opened<ContextRequest>) -> Result<HttpResponse
         request_id,
     } = open.request;
     let records = open.screener.records();
-    let caller = caller.as_deref();
+    let caller = caller.as_ref();
     let verdict = context::answer(&open.product, documents, caller, request_id, records).await;
     Ok(HttpResponse::Ok().json(verdict))
 }

@@ -9,9 +9,11 @@
 //! question, only invisible characters, an image) is refused (fail closed) rather than
 //! answered with a `422`. A `422` is for a request that is not the contract at all.
 
+use super::error::ApiError;
 use super::extract::Opened;
 pub use super::records::{Action, Adapter};
 use crate::product::Product;
+use crate::screens::caller::Caller;
 use crate::screens::input::Answered;
 use crate::screens::output::{self, OutputReason};
 use crate::screens::tools::{self, Decision as GateDecision, ProposedCall, Round};
@@ -263,7 +265,7 @@ pub async fn screen_question<T>(
         Ok(text) => text,
         Err(why) => return refuse_unscreenable(open, QUESTION_RAIL, RailKind::Input, why, checks),
     };
-    let answered = open.screener.answer(&product.name, &text, None).await;
+    let answered = open.screener.answer(&product.name, &text, None, None).await;
     let verdict: &Verdict = match &answered {
         Some(Answered::Shared(answer)) => &answer.verdict,
         Some(Answered::Fresh(verdict)) => verdict,
@@ -382,12 +384,14 @@ pub async fn gate_calls<T>(
     open: &Opened<T>,
     conversation: String,
     turn: String,
+    caller: Option<Caller>,
     calls: Vec<Value>,
     checks: &mut Checks,
 ) {
     let round = Round {
         conversation,
         turn,
+        caller,
         calls: calls.into_iter().enumerate().map(read_call).collect(),
     };
     let records = open.screener.records();
@@ -430,6 +434,23 @@ pub fn fresh_id(prefix: &str) -> String {
 
 /// A header's value as text, when present, not blank and not LiteLLM's `[present]` (a header
 /// whose value it did not forward).
+/// The header a gateway's caller forwards the platform's `caller` in, as JSON text.
+pub const CALLER_HEADER: &str = "x-guard-caller";
+
+/// The caller of a gateway request: the `x-guard-caller` header's JSON text, read as the
+/// native routes read `caller` (`422 invalid_caller` when it is not a caller).
+pub fn caller_of_header(value: Option<&str>) -> Result<Option<Caller>, ApiError> {
+    let Some(text) = value.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let v = serde_json::from_str(text).map_err(|_| {
+        ApiError::InvalidCaller(format!(
+            "`{CALLER_HEADER}` is the caller object as JSON text"
+        ))
+    })?;
+    Caller::from_json(Some(v)).map_err(ApiError::InvalidCaller)
+}
+
 pub fn header_text(value: Option<&str>) -> Option<String> {
     value
         .map(str::trim)

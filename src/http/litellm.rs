@@ -24,8 +24,10 @@
 use super::error::ApiError;
 use super::extract::{json_response, named_product, product_from_request, Opened, RouteRequest};
 use super::extract::{label, Source};
-use super::gateway::{content_text, fresh_id, gate_calls, header_text, last_user, screenable};
+use super::gateway::{caller_of_header, content_text, fresh_id, gate_calls, header_text};
+use super::gateway::{last_user, screenable, CALLER_HEADER};
 use super::gateway::{screen_answers, screen_question, Adapter, ChatMessage, Checks, Unscreenable};
+use crate::screens::caller::Caller;
 use actix_web::{HttpRequest, HttpResponse};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
@@ -122,6 +124,8 @@ pub struct ProviderParams {
 #[derive(Debug, Default)]
 pub struct ForwardedHeaders {
     conversation: Option<String>,
+    /// `x-guard-caller`: the caller object as JSON text, set by the platform from its session.
+    caller: Option<String>,
 }
 
 impl<'de> Deserialize<'de> for ForwardedHeaders {
@@ -143,6 +147,9 @@ impl<'de> Deserialize<'de> for ForwardedHeaders {
                     if name.eq_ignore_ascii_case("x-guard-conversation") {
                         let value: Value = map.next_value()?;
                         kept.conversation = value.as_str().map(str::to_string);
+                    } else if name.eq_ignore_ascii_case(CALLER_HEADER) {
+                        let value: Value = map.next_value()?;
+                        kept.caller = value.as_str().map(str::to_string);
                     } else {
                         map.next_value::<IgnoredAny>()?;
                     }
@@ -163,6 +170,7 @@ pub struct LiteLlmCall {
     tool_calls: Vec<Value>,
     conversation: String,
     turn: String,
+    caller: Option<Caller>,
 }
 
 impl RouteRequest for LiteLlmCall {
@@ -191,9 +199,9 @@ impl RouteRequest for LiteLlmCall {
             _ => return Err(ApiError::MissingInputType),
         };
         let turn = header_text(raw.litellm_call_id.as_deref()).unwrap_or_else(|| fresh_id("turn"));
-        let forwarded = raw
-            .request_headers
-            .and_then(|h| header_text(h.conversation.as_deref()));
+        let headers = raw.request_headers.unwrap_or_default();
+        let caller = caller_of_header(headers.caller.as_deref())?;
+        let forwarded = header_text(headers.conversation.as_deref());
         let end_user = raw
             .request_data
             .and_then(|d| label(d.user_api_key_end_user_id.as_ref()))
@@ -210,6 +218,7 @@ impl RouteRequest for LiteLlmCall {
             tool_calls: raw.tool_calls.unwrap_or_default(),
             conversation,
             turn,
+            caller,
         })
     }
 }
@@ -264,7 +273,8 @@ pub async fn guardrail(open: Opened<LiteLlmCall>) -> Result<HttpResponse, ApiErr
             if !checks.refused() && !call.tool_calls.is_empty() {
                 let (conversation, turn) = (call.conversation.clone(), call.turn.clone());
                 let calls = call.tool_calls.clone();
-                gate_calls(&open, conversation, turn, calls, &mut checks).await;
+                let caller = call.caller.clone();
+                gate_calls(&open, conversation, turn, caller, calls, &mut checks).await;
             }
         }
     }

@@ -22,7 +22,8 @@
 use super::error::{ApiError, ErrorBody};
 use super::extract::Source;
 use super::extract::{json_response, named_product, product_from_request, Opened, RouteRequest};
-use super::gateway::{content_text, fresh_id, gate_calls, header_text, last_user, screen_answers};
+use super::gateway::{caller_of_header, content_text, fresh_id, gate_calls, header_text};
+use super::gateway::{last_user, screen_answers, CALLER_HEADER};
 use super::gateway::{refuse_unscreenable, screen_question, Adapter, ChatMessage, Checks};
 use super::gateway::{RailKind, Unscreenable, OUTPUT_RAIL, QUESTION_RAIL};
 use actix_web::{HttpRequest, HttpResponse};
@@ -189,7 +190,17 @@ async fn run(open: &Opened<NemoCheck>, req: &HttpRequest) -> (Checks, Option<Str
                 .clone()
                 .or_else(|| header_text(from_header))
                 .unwrap_or_else(|| turn.clone());
-            gate_calls(open, conversation, turn, calls, &mut checks).await;
+            let from_header = req
+                .headers()
+                .get(CALLER_HEADER)
+                .and_then(|v| v.to_str().ok());
+            match caller_of_header(from_header) {
+                Ok(caller) => {
+                    gate_calls(open, conversation, turn, caller, calls, &mut checks).await
+                }
+                // A caller the guard cannot read: every call fails closed, as with none.
+                Err(_) => gate_calls(open, conversation, turn, None, calls, &mut checks).await,
+            }
         }
     }
     (checks, content)

@@ -102,3 +102,35 @@ impl PartialSchema for MessageContent {
 }
 
 impl ToSchema for MessageContent {}
+
+/// In the description: the `caller` of every screen route. Trusted input: the platform sets
+/// it from its own authenticated session, never from the model's output or the user's text.
+#[derive(ToSchema)]
+#[schema(as = Caller)]
+#[allow(dead_code)]
+pub struct CallerSchema {
+    /// The signed-in user's id (1 to 256 characters); logged only as a keyed hash.
+    id: String,
+    /// The user's role (`customer`, `teller`, `officer`...): tools that declare `roles` are
+    /// only for those.
+    role: Option<String>,
+    /// Staff: the user's branch (a label; the branch's records go in `records` or `scope`).
+    branch: Option<String>,
+    /// The records the user may touch, by kind (the policy's record kinds: `wallet`,
+    /// `account`, `customer`...): strings, in any spelling the gate reads (`01711000000` is
+    /// `+8801711000000`).
+    records: Option<std::collections::BTreeMap<String, Vec<String>>>,
+    /// Staff: id prefixes by kind (a branch's account numbers all start with its code): a
+    /// record of an `id`-format kind whose id starts with one is the user's too.
+    scope: Option<std::collections::BTreeMap<String, Vec<String>>>,
+}
+
+/// The context route's `caller`: the object, or (the old form) the owner id alone.
+#[derive(ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub enum ContextCaller {
+    Caller(CallerSchema),
+    /// The old form: the caller's id, as `{"id": ...}`.
+    Owner(String),
+}

@@ -51,7 +51,11 @@ const MAX_LINE_BYTES: usize = 64 * 1024;
     )
 )]
 pub async fn screen_output(open: Opened<TextRequest>) -> Result<HttpResponse, ApiError> {
-    let TextRequest { text, request_id } = open.request;
+    // The caller is read (a bad one is `422 invalid_caller`) for the checks of the answer
+    // that need the turn; masking itself is the same for every caller.
+    let TextRequest {
+        text, request_id, ..
+    } = open.request;
     let records = open.screener.records();
     let v = output::answer(&open.product, &text, request_id, records);
     Ok(json_response(&v))
@@ -65,6 +69,8 @@ pub struct StreamQuery {
     product: Option<String>,
     /// Echoed in the verdict line.
     request_id: Option<String>,
+    /// The `caller` object as JSON text (the same object as the other routes' `caller`).
+    caller: Option<String>,
 }
 
 /// A line of the stream's request: a piece of the answer, cut anywhere.
@@ -115,6 +121,12 @@ impl RouteRequest for StreamRequest {
 
     fn check(raw: StreamQuery) -> Result<Self, ApiError> {
         let request_id = raw.request_id.map(|r| r.chars().take(128).collect());
+        if let Some(text) = raw.caller {
+            let v = serde_json::from_str(&text).map_err(|_| {
+                ApiError::InvalidCaller("`caller` (query) is the caller object as JSON text".into())
+            })?;
+            crate::screens::caller::Caller::from_json(Some(v)).map_err(ApiError::InvalidCaller)?;
+        }
         Ok(StreamRequest { request_id })
     }
 }

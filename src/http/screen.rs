@@ -4,7 +4,8 @@
 use super::error::ApiError;
 use super::error::ErrorBody;
 use super::extract::{json_response, named_product, request_id, Opened, RouteRequest, Source};
-use super::openapi::Id;
+use super::openapi::{CallerSchema, Id};
+use crate::screens::caller::Caller;
 use crate::screens::input::Answered;
 use crate::verdict::Verdict;
 use actix_web::http::header;
@@ -30,6 +31,12 @@ pub struct RawTextRequest {
     #[serde(default)]
     #[schema(value_type = Option<Id>)]
     pub request_id: Option<Value>,
+    /// Whose turn it is, from the platform's own session (never the model's output or the
+    /// user's text): rules with `#others_record` compare the numbers a question names with
+    /// the caller's records.
+    #[serde(default)]
+    #[schema(value_type = Option<CallerSchema>)]
+    pub caller: Option<Value>,
 }
 
 /// A text to screen (a question or an answer), checked.
@@ -37,6 +44,7 @@ pub struct RawTextRequest {
 pub struct TextRequest {
     pub text: String,
     pub request_id: Option<String>,
+    pub caller: Option<Caller>,
 }
 
 impl RouteRequest for TextRequest {
@@ -51,6 +59,7 @@ impl RouteRequest for TextRequest {
         Ok(TextRequest {
             text: checked_text(raw.text)?,
             request_id: request_id(raw.request_id)?,
+            caller: Caller::from_json(raw.caller).map_err(ApiError::InvalidCaller)?,
         })
     }
 }
@@ -85,9 +94,16 @@ pub fn checked_text(text: Option<Value>) -> Result<String, ApiError> {
     )
 )]
 pub async fn screen(open: Opened<TextRequest>) -> Result<HttpResponse, ApiError> {
-    let TextRequest { text, request_id } = open.request;
+    let TextRequest {
+        text,
+        request_id,
+        caller,
+    } = open.request;
     let name = &open.product.name;
-    let answered = open.screener.answer(name, &text, request_id).await;
+    let answered = open
+        .screener
+        .answer(name, &text, caller.as_ref(), request_id)
+        .await;
     Ok(match answered {
         Some(Answered::Shared(answer)) => HttpResponse::Ok()
             .insert_header(header::ContentType::json())

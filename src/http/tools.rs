@@ -5,7 +5,8 @@
 
 use super::error::{ApiError, ErrorBody};
 use super::extract::{required_id, Opened, RouteRequest, Source};
-use super::openapi::Id;
+use super::openapi::{CallerSchema, Id};
+use crate::screens::caller::Caller;
 use crate::screens::tools::wire::{self, WireError};
 use crate::screens::tools::{self, GateVerdict, Round};
 use actix_web::HttpResponse;
@@ -37,6 +38,11 @@ pub struct RawToolCalls {
     #[serde(default)]
     #[schema(value_type = Vec<ToolCall>, required = true)]
     calls: Option<Value>,
+    /// Whose turn it is, from the platform's own session (never the model's output): record
+    /// arguments are checked against it where the product declares `entitlement`.
+    #[serde(default)]
+    #[schema(value_type = Option<CallerSchema>)]
+    caller: Option<Value>,
 }
 
 /// One proposed call, in any of three shapes: `{id, tool, args}`, `{id, name, arguments}`, or
@@ -95,6 +101,7 @@ impl RouteRequest for Round {
             ApiError::MissingConversation,
         )?;
         let turn = required_id(raw.turn, "turn", ApiError::MissingTurn)?;
+        let caller = Caller::from_json(raw.caller).map_err(ApiError::InvalidCaller)?;
         let Some(Value::Array(calls)) = raw.calls else {
             return Err(ApiError::MissingCalls);
         };
@@ -111,6 +118,7 @@ impl RouteRequest for Round {
             conversation,
             turn,
             calls,
+            caller,
         })
     }
 }

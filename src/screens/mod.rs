@@ -5,6 +5,7 @@
 //! - [`tools`]    the tool calls the model proposes: the gate
 //! - [`context`]  untrusted content on its way into the model (documents, tool results)
 //! - [`output`]   the agent's answer on its way out: masking, blocking
+//! - [`caller`]   whose turn it is (the platform's session): read by every screen
 //! - [`records`]  every screen's metrics and the audit log they write to
 //!
 //! Every check of every screen runs through [`step`] (or [`step_sync`] for a check that does
@@ -13,6 +14,7 @@
 //! check cannot forget to; fail-open and fail-closed are recorded as themselves, never folded
 //! into allow or block. This module imports none of the screens.
 
+pub mod caller;
 pub mod context;
 pub mod input;
 pub mod output;

@@ -87,6 +87,7 @@ fn round(conversation: &str, turn: &str, calls: Vec<ProposedCall>) -> Round {
         conversation: conversation.into(),
         turn: turn.into(),
         calls,
+        caller: None,
     }
 }
 
@@ -558,7 +559,8 @@ async fn the_route_reads_every_shape_and_refuses_bad_requests_clearly() {
     let (status, v) = post(
         &app,
         "/v1/tool-calls",
-        json!({"product": "wallet-assistant", "conversation": 42, "turn": "7", "calls": [
+        json!({"product": "wallet-assistant", "conversation": 42, "turn": "7",
+            "caller": {"id": "cust-1", "records": {"wallet": ["+880 1711-000000"]}}, "calls": [
             {"id": "a", "tool": "get_balance", "args": {"wallet": "01711000000"}},
             {"id": "b", "name": "get_balance", "arguments": "{\"wallet\": \"01711000000\"}"},
             {"id": "c", "type": "function", "function": {"name": "send_money", "arguments": "{\"wallet\": \"01711000000\", \"to\": \"01811000000\", \"amount\": 90000}"}},
@@ -656,8 +658,10 @@ async fn the_decision_log_names_arguments_and_hashes_never_values() {
     let (status, _) = post(
         &app,
         "/v1/tool-calls",
-        json!({"product": "wallet-assistant", "conversation": "secret-conv", "turn": 1, "calls": [
+        json!({"product": "wallet-assistant", "conversation": "secret-conv", "turn": 1,
+            "caller": {"id": "secret-caller", "records": {"wallet": ["01711999888"]}}, "calls": [
             {"id": "a", "tool": "send_money", "args": {"wallet": "01711999888", "to": "01811777666", "amount": 4321}},
+            {"id": "b", "tool": "get_balance", "args": {"wallet": "01911555444"}},
         ]}),
     )
     .await;
@@ -668,13 +672,22 @@ async fn the_decision_log_names_arguments_and_hashes_never_values() {
         .find(|l| l.contains("\"tool_calls\""))
         .cloned()
         .unwrap_or_default();
-    for secret in ["01711999888", "01811777666", "4321", "secret-conv"] {
+    for secret in [
+        "01711999888",
+        "01811777666",
+        "01911555444",
+        "4321",
+        "secret-conv",
+        "secret-caller",
+    ] {
         assert!(!line.contains(secret), "{secret} in {line}");
     }
     let v: Value = serde_json::from_str(&line).unwrap_or_default();
     assert_eq!(v["calls"][0]["tool"], "send_money");
     assert_eq!(v["calls"][0]["decision"], "run");
     assert!(v["calls"][0]["args_hmac"]["amount"].is_string(), "{line}");
+    assert_eq!(v["calls"][1]["reason"], "not_entitled", "{line}");
+    assert!(v["caller_hmac"].is_string(), "{line}");
 }
 
 #[actix_web::test]

@@ -56,14 +56,88 @@ pub async fn gate_body(
         .enumerate()
         .map(|(i, c)| wire::read_call(c, i))
         .collect::<Result<Vec<_>, _>>()?;
+    // These tests are about other checks: a body without a caller is sent as the signed-in
+    // owner of every record its calls name (entitlement has its own tests, in `entitlement`).
+    let caller = match v.get("caller") {
+        Some(c) => c.clone(),
+        None => owner_of(&v),
+    };
     let round = Round {
         conversation: v["conversation"].as_str().unwrap_or("c").to_string(),
         turn: v["turn"].as_str().unwrap_or("1").to_string(),
         calls,
+        caller: guard::screens::caller::Caller::from_json(Some(caller)).unwrap_or_default(),
     };
     Ok(decide("p", "rev", policy, stores, round, now)
         .await
         .decisions)
+}
+
+/// A caller owning every record a body's calls name in the shipped policies' record arguments
+/// (`wallet`, `customer_id`, `account`), in whatever spelling the calls use.
+pub fn owner_of(body: &Value) -> Value {
+    let mut records: std::collections::BTreeMap<&str, Vec<Value>> = Default::default();
+    for call in body["calls"].as_array().into_iter().flatten() {
+        let args = [
+            &call["args"],
+            &call["arguments"],
+            &call["function"]["arguments"],
+        ];
+        for a in args {
+            let a = match a {
+                Value::String(text) => serde_json::from_str(text).unwrap_or_default(),
+                other => other.clone(),
+            };
+            for (arg, kind) in [
+                ("wallet", "wallet"),
+                ("customer_id", "customer"),
+                ("account", "account"),
+            ] {
+                let items = match &a[arg] {
+                    Value::Array(items) => items.clone(),
+                    other => vec![other.clone()],
+                };
+                let list = records.entry(kind).or_default();
+                for item in items {
+                    let text = match item {
+                        Value::String(s) => s,
+                        Value::Number(n) => n.to_string(),
+                        _ => continue,
+                    };
+                    // Ids (not phone numbers) listed in one string: each on its own.
+                    let ids: Vec<&str> = if kind == "wallet" {
+                        text.split([',', ';', '|', '\n']).collect()
+                    } else {
+                        text.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+                            .collect()
+                    };
+                    list.extend(
+                        ids.into_iter()
+                            .filter(|t| !t.trim().is_empty())
+                            .map(|t| Value::from(t.trim())),
+                    );
+                }
+            }
+        }
+    }
+    serde_json::json!({"id": "owner", "records": records})
+}
+
+/// A body's JSON text with [`owner_of`]'s caller put in first (the text is otherwise kept as
+/// it is, keys given twice included), unless it names a caller or is not an object.
+pub fn with_owner(text: &str) -> String {
+    let parsed: Value = serde_json::from_str(text).unwrap_or_default();
+    match text.trim_start().strip_prefix('{') {
+        Some(rest) if parsed.is_object() && parsed.get("caller").is_none() => {
+            let sep = if rest.trim_start().starts_with('}') {
+                ""
+            } else {
+                ","
+            };
+            format!(r#"{{"caller": {}{sep}{rest}"#, owner_of(&parsed))
+        }
+        _ => text.to_string(),
+    }
 }
 
 fn body(conversation: &str, turn: &str, calls: &[String]) -> String {
@@ -166,7 +240,8 @@ async fn a_call_naming_its_tool_twice_or_in_two_shapes_is_skipped_the_round_goes
     let (status, v) = crate::harness::post(
         &app,
         "/v1/tool-calls",
-        json!({"product": "wallet-assistant", "conversation": "amb", "turn": 1, "calls": calls}),
+        json!({"product": "wallet-assistant", "conversation": "amb", "turn": 1, "calls": calls,
+            "caller": {"id": "c", "records": {"wallet": ["01711000000"]}}}),
     )
     .await;
     assert_eq!(status, 200, "{v}");
@@ -780,7 +855,8 @@ async fn structured_transfers_to_one_recipient_reach_a_person_on_the_shipped_pol
         let (status, v) = crate::harness::post(
             &app,
             "/v1/tool-calls",
-            json!({"product": "wallet-assistant", "conversation": "structuring", "turn": turn, "calls": [
+            json!({"product": "wallet-assistant", "conversation": "structuring", "turn": turn,
+                "caller": {"id": "c", "records": {"wallet": ["01711000000"]}}, "calls": [
                 {"id": format!("t{turn}"), "tool": "send_money", "args": {"wallet": "01711000000", "to": to, "amount": amount}}
             ]}),
         )

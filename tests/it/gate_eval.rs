@@ -839,7 +839,9 @@ async fn gate_eval_on_generated_cases_with_a_held_out_quarter() {
                 let req = web_test::TestRequest::post()
                     .uri("/v1/tool-calls")
                     .insert_header(("content-type", "application/json"))
-                    .set_payload(body.clone())
+                    // The signed-in owner of the records the calls name: these families are
+                    // about the other checks (entitlement's own test is `entitlement`).
+                    .set_payload(crate::gate_args::with_owner(body))
                     .to_request();
                 let resp = web_test::call_service(&app, req).await;
                 let status = resp.status().as_u16();

@@ -163,7 +163,8 @@ fn transfer(server: &LiveServer, conversation: &str, calls: usize) -> Vec<Value>
     let calls: Vec<Value> = (0..calls)
         .map(|i| json!({"id": format!("c{i}"), "tool": "send_money", "args": {"wallet": "01711000000", "to": format!("0181100000{i}"), "amount": 100}}))
         .collect();
-    let body = json!({"product": "wallet-assistant", "conversation": conversation, "turn": 1, "calls": calls});
+    let body = json!({"product": "wallet-assistant", "conversation": conversation, "turn": 1, "calls": calls,
+        "caller": {"id": "c", "records": {"wallet": ["01711000000"]}}});
     let (status, text) = server.send(
         "POST",
         "/v1/tool-calls",

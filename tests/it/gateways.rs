@@ -54,10 +54,14 @@ fn litellm_response(texts: &[&str], tool_calls: Value, call_id: &str, user: &str
         "structured_messages": null, "texts": texts, "images": null, "tools": null,
         "tool_calls": tool_calls, "model": "mock-bank", "litellm_version": "1.108.7",
         "request_data": {"user_api_key_end_user_id": user},
-        "request_headers": null,
+        // The platform's session, forwarded: the signed-in customer owns 01711000000.
+        "request_headers": {"x-guard-caller": OWNER},
         "additional_provider_specific_params": {"product": P},
     })
 }
+
+/// The caller header of the customer who owns 01711000000.
+const OWNER: &str = r#"{"id": "u", "records": {"wallet": ["01711000000"]}}"#;
 
 fn user(text: &str) -> Value {
     json!({"role": "user", "content": text})
@@ -322,8 +326,30 @@ async fn litellm_ids_make_the_gate_s_turn_and_conversation() {
     assert_eq!(post_checked(&app, LITELLM, body).await.1["action"], "NONE");
     // ... and a forwarded x-guard-conversation header names the conversation instead.
     let mut body = litellm_response(&[], json!([call("h")]), "turn-h", "u-velocity");
-    body["request_headers"] = json!({"X-Guard-Conversation": "conv-fresh"});
+    body["request_headers"] =
+        json!({"X-Guard-Conversation": "conv-fresh", "X-Guard-Caller": OWNER});
     assert_eq!(post_checked(&app, LITELLM, body).await.1["action"], "NONE");
+    // Another customer's wallet is not this caller's: the answer is refused with the gate's
+    // message; with no caller forwarded, every record call fails closed.
+    let other = openai_call("o", "get_balance", json!({"wallet": "01811000000"}));
+    let body = litellm_response(&[], json!([other]), "turn-o", "u-o");
+    let answer = post_checked(&app, LITELLM, body).await.1;
+    assert_eq!(answer["action"], "BLOCKED", "{answer}");
+    assert!(
+        answer["blocked_reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("not the signed-in caller")),
+        "{answer}"
+    );
+    let mut body = litellm_response(&[], json!([call("n")]), "turn-n", "u-n");
+    body["request_headers"] = Value::Null;
+    let answer = post_checked(&app, LITELLM, body).await.1;
+    assert!(
+        answer["blocked_reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("names no signed-in caller")),
+        "{answer}"
+    );
 }
 
 #[actix_web::test]

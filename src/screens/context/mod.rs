@@ -24,6 +24,7 @@ pub mod wrap;
 pub use verdict::{ContextVerdict, DocDecision, DocReason, DocVerdict, Document};
 
 use crate::product::Product;
+use crate::screens::caller::Caller;
 use crate::screens::input::pipeline::run_plan;
 use crate::screens::input::question::Question;
 use crate::screens::input::records::InputMetrics;
@@ -37,7 +38,7 @@ use std::time::Instant;
 pub async fn answer(
     product: &Product,
     docs: Vec<Document>,
-    caller: Option<&str>,
+    caller: Option<&Caller>,
     request_id: Option<String>,
     records: &Records,
 ) -> ContextVerdict {
@@ -62,7 +63,7 @@ pub async fn answer(
 pub async fn screen(
     product: &Product,
     docs: Vec<Document>,
-    caller: Option<&str>,
+    caller: Option<&Caller>,
     metrics: &InputMetrics,
 ) -> ContextVerdict {
     let texts: Vec<&str> = docs.iter().map(|d| d.text.as_str()).collect();
@@ -91,12 +92,14 @@ async fn screen_one(
     product: &Product,
     index: usize,
     doc: Document,
-    caller: Option<&str>,
+    caller: Option<&Caller>,
     metrics: &InputMetrics,
     boundary: Option<&str>,
 ) -> DocVerdict {
+    // The owner is the caller when it is the caller's id or one of its records, read as the
+    // gate reads record arguments (`01711000000` is `+8801711000000`).
     if let (Some(caller), Some(owner)) = (caller, doc.owner.as_deref()) {
-        if caller.trim() != owner.trim() {
+        if !caller.owns(owner, &product.tools.read) {
             return DocVerdict {
                 index,
                 id: doc.id,

@@ -28,6 +28,7 @@ pub mod stages;
 
 use crate::config::ConfigSet;
 use crate::product::Product;
+use crate::screens::caller::{Caller, CallerNumbers};
 use crate::screens::records::Records;
 use crate::verdict::{Decision, Verdict};
 use answer::{Answer, Recent};
@@ -36,6 +37,9 @@ use pipeline::run_stages;
 use question::Question;
 use records::{audit_cached, audit_verdict, ProductMetrics};
 use std::collections::HashMap;
+
+/// A caller's records as numbers are compared, and their fingerprint (for cache keys).
+type CallersRecords = (Arc<CallerNumbers>, String);
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -111,14 +115,36 @@ impl Screener {
 
     /// Screen one question for a product; `None` when the product does not exist.
     pub async fn screen(&self, product: &str, text: &str) -> Option<Verdict> {
-        Some(self.screen_with(product, text, true).await?.0)
+        Some(self.screen_with(product, text, None, true).await?.0)
+    }
+
+    /// [`screen`](Self::screen) of a question from a signed-in caller: the policy's
+    /// `#others_record` detectors compare the numbers it names with the caller's records.
+    pub async fn screen_for(
+        &self,
+        product: &str,
+        text: &str,
+        caller: Option<&Caller>,
+    ) -> Option<Verdict> {
+        let records = self.callers_records(product, caller);
+        Some(self.screen_with(product, text, records, true).await?.0)
+    }
+
+    /// The caller's records as the question screen compares numbers (read with the product's
+    /// phone country code), and their fingerprint for the cache keys.
+    fn callers_records(&self, product: &str, caller: Option<&Caller>) -> Option<CallersRecords> {
+        let caller = caller?;
+        let read = &self.products.get(product)?.product.tools.read;
+        let numbers = caller.numbers(read);
+        let fingerprint = numbers.fingerprint();
+        Some((Arc::new(numbers), fingerprint))
     }
 
     /// [`screen`](Self::screen) without the verdict cache: for a one-shot bulk run
     /// (`guard screen --jsonl`), where rows rarely repeat and a cache insert per row cost more
     /// than the screen itself (the development split took 0.30 s with it, 0.20 s without).
     pub async fn screen_uncached(&self, product: &str, text: &str) -> Option<Verdict> {
-        Some(self.screen_with(product, text, false).await?.0)
+        Some(self.screen_with(product, text, None, false).await?.0)
     }
 
     /// The screen of `POST /v1/screen`, its audit line written: a verdict read from the cache
@@ -128,10 +154,12 @@ impl Screener {
         &self,
         product: &str,
         text: &str,
+        caller: Option<&Caller>,
         request_id: Option<String>,
     ) -> Option<Answered> {
         let started = Instant::now();
-        let screened = self.screen_answer(product, text).await?;
+        let records = self.callers_records(product, caller);
+        let screened = self.screen_answer(product, text, records).await?;
         let micros = started.elapsed().as_micros() as u64;
         let audit = &self.records.audit;
         // A cached verdict is answered with its JSON as serialised once; a request id needs its own.
@@ -151,18 +179,29 @@ impl Screener {
     /// A verdict read from the cache comes back shared and serialised, and is kept for this
     /// thread ([`Recent`]) until its cache entry expires, so the same question again is
     /// answered without screening or serialising.
-    async fn screen_answer(&self, product: &str, text: &str) -> Option<Screened> {
+    async fn screen_answer(
+        &self,
+        product: &str,
+        text: &str,
+        callers: Option<CallersRecords>,
+    ) -> Option<Screened> {
         let screen = self.products.get(product)?;
+        // A caller's records can change the verdict (`#others_record`): they are part of the
+        // key of every kept answer.
+        let key = match &callers {
+            None => std::borrow::Cow::Borrowed(text),
+            Some((_, fingerprint)) => std::borrow::Cow::Owned(format!("{fingerprint}\u{0}{text}")),
+        };
         if let Some(cache) = &screen.cache {
             let started = Instant::now();
-            if let Some(answer) = Recent::get(self.generation, product, text, started) {
+            if let Some(answer) = Recent::get(self.generation, product, &key, started) {
                 screen.metrics.record_cache(true, cache.inner.entry_count());
                 let seconds = started.elapsed().as_secs_f64();
                 screen.metrics.record_verdict(&answer.verdict, seconds);
                 return Some(Screened::Cached(answer));
             }
         }
-        let (verdict, expires) = self.screen_with(product, text, true).await?;
+        let (verdict, expires) = self.screen_with(product, text, callers, true).await?;
         let Some(expires) = expires else {
             return Some(Screened::Fresh(verdict));
         };
@@ -175,7 +214,7 @@ impl Screener {
             expires,
             audit: Default::default(),
         });
-        Recent::keep(self.generation, product, text, answer.clone());
+        Recent::keep(self.generation, product, &key, answer.clone());
         Some(Screened::Cached(answer))
     }
 
@@ -184,14 +223,21 @@ impl Screener {
         &self,
         product: &str,
         text: &str,
+        callers: Option<CallersRecords>,
         use_cache: bool,
     ) -> Option<(Verdict, Option<Instant>)> {
         let screen = self.products.get(product)?;
         let started = Instant::now();
-        let question = Question::new(text).with_english(screen.product.input.lexicon.clone());
+        let (records, fingerprint) = callers.unzip();
+        let question = Question::new(text)
+            .with_english(screen.product.input.lexicon.clone())
+            .with_callers_records(records);
         let (verdict, expires) = match screen.cache.as_ref().filter(|_| use_cache) {
             None => (self.run(&screen.product, &question).await, None),
-            Some(cache) => self.through_cache(screen, cache, &question).await,
+            Some(cache) => {
+                self.through_cache(screen, cache, &question, fingerprint.as_deref())
+                    .await
+            }
         };
         let seconds = started.elapsed().as_secs_f64();
         screen.metrics.record_verdict(&verdict, seconds);
@@ -205,9 +251,16 @@ impl Screener {
         screen: &ProductScreen,
         cache: &VerdictCache,
         question: &Question,
+        fingerprint: Option<&str>,
     ) -> (Verdict, Option<Instant>) {
         let product = &screen.product;
-        let key = VerdictCache::key(&product.name, &product.config_rev, question.text());
+        let key = match fingerprint {
+            None => VerdictCache::key(&product.name, &product.config_rev, question.text()),
+            Some(f) => {
+                let keyed = format!("{f}\u{0}{}", question.text());
+                VerdictCache::key(&product.name, &product.config_rev, &keyed)
+            }
+        };
         let ran = AtomicBool::new(false);
         // The request that runs the stages keeps its own verdict (real timings); only the ones
         // that waited for it, and later hits, read the cached entry.

@@ -17,6 +17,7 @@
 //! that reads them, so that stage's timer (and timeout and panic capture) covers the work.
 
 use crate::redact::mask_cards;
+use crate::screens::caller::CallerNumbers;
 use crate::screens::input::decode;
 pub use crate::screens::input::decode::{Decoded, Encoding};
 pub use crate::screens::input::segments::{Segment, SegmentKind};
@@ -50,6 +51,9 @@ pub struct Question {
     outbound: OnceLock<String>,
     /// The product's English wordlist: ROT13 and reversed words are read only with it.
     english: Option<Arc<Lexicon>>,
+    /// The caller's records as numbers are compared ([`crate::screens::caller::Caller::numbers`]),
+    /// when the request named a caller: what the policy's `#others_record` detectors read.
+    callers_records: Option<Arc<CallerNumbers>>,
 }
 
 impl Question {
@@ -69,7 +73,19 @@ impl Question {
             language: OnceLock::new(),
             outbound: OnceLock::new(),
             english: None,
+            callers_records: None,
         }
+    }
+
+    /// The question of a request that named a caller: its records, as numbers are compared.
+    pub fn with_callers_records(mut self, records: Option<Arc<CallerNumbers>>) -> Self {
+        self.callers_records = records;
+        self
+    }
+
+    /// The caller's records (canonical numbers), when the request named a caller.
+    pub fn callers_records(&self) -> Option<&Arc<CallerNumbers>> {
+        self.callers_records.as_ref()
     }
 
     /// The question for a product whose English wordlist decides which words are English:

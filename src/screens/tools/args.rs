@@ -67,7 +67,7 @@ pub struct RecordSpec {
 }
 
 /// How a record's id is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RecordFormat {
     /// Letters and digits with inner `-` or `_`, holding at least one digit; compared
     /// upper-cased, digits of any script as ASCII.

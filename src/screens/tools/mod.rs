@@ -33,7 +33,8 @@ use crate::screens::{step, step_sync, Failure, Trace};
 use crate::verdict::{FailMode, Outcome};
 use policy::ToolPolicy;
 use rules::{
-    arg_values, check, hash, key, nonce, velocity_message, window_approval_message, Site, Tentative,
+    arg_values, check, hash, key, nonce, velocity_message, window_approval_message, Entitled, Site,
+    Tentative,
 };
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -139,6 +140,7 @@ pub async fn decide(
     }
     GateVerdict {
         product: product.to_string(),
+        caller: round.caller.map(|c| c.id),
         conversation: round.conversation,
         turn: round.turn,
         decisions,
@@ -192,6 +194,7 @@ fn rules_of_round(
 ) -> (Vec<CallDecision>, Vec<Waiting>) {
     let nonce = nonce();
     let conversation = hash(&round.conversation);
+    let entitled = round.caller.as_ref().map(|c| Entitled::new(policy, c));
     let mut decisions = Vec::with_capacity(round.calls.len());
     let mut pending = Vec::new();
     let mut ids: HashMap<String, usize> = HashMap::new();
@@ -202,6 +205,7 @@ fn rules_of_round(
             conversation: &conversation,
             nonce,
             index,
+            caller: entitled.as_ref(),
         };
         match check(policy, call, &at, &mut ids) {
             Err((reason, message)) => d.set(reason, Some(message)),

@@ -7,6 +7,7 @@
 //! max_calls_per_round = 12         # default 12
 //! record_arg = "customer_id"       # the argument that names the record a call touches
 //! store = "memory"                 # or "redis" (GUARD_REDIS_URL): limits across replicas
+//! entitlement = ["wallet"]         # record kinds checked against the request's `caller`
 //!
 //! [tools.send_money]
 //! irreversible = true              # always needs a person's approval
@@ -72,6 +73,12 @@ pub struct RawToolGate {
     /// vouches only for what it reads).
     #[serde(default)]
     pub undeclared_args: Option<String>,
+    /// The record kinds checked against the request's `caller` (`["wallet"]`): a call whose
+    /// record argument of one of these kinds names a record outside the caller's records or
+    /// scope is `not_entitled`; with no caller, `caller_required`. Each kind must be the `kind`
+    /// of a declared `record` argument.
+    #[serde(default)]
+    pub entitlement: Option<Vec<String>>,
 }
 
 /// One `[tools.<name>]` table. Amount limits carry their currency in the key
@@ -99,6 +106,10 @@ pub struct RawTool {
     pub to_arg: Option<String>,
     #[serde(default)]
     pub max_range_days: Option<u64>,
+    /// The caller roles that may call this tool (`["officer", "manager"]`); with entitlement
+    /// on, a caller of another role (or none) is `not_entitled`. Without it, every role may.
+    #[serde(default)]
+    pub roles: Option<Vec<String>>,
     /// `[tools.<name>.args]`: each argument's type, as a type name or a table (see
     /// [`super::args`]). Read by hand, so every problem is reported with its key.
     #[serde(default)]
@@ -188,6 +199,8 @@ pub struct Tool {
     /// Every argument name the gate reads (declared or limited), folded, with the name: a
     /// name given that folds to one of them but is spelled otherwise is refused.
     pub read_names: Vec<(String, String)>,
+    /// The caller roles that may call it (none: every role).
+    pub roles: Option<Vec<String>>,
 }
 
 impl Tool {
@@ -237,6 +250,8 @@ pub struct ToolPolicy {
     pub read: ReadSettings,
     /// A tool that declares its arguments refuses any other (`undeclared_args = "refuse"`).
     pub refuse_undeclared: bool,
+    /// The record kinds checked against the caller (`entitlement`); empty: off.
+    pub entitlement: Vec<String>,
 }
 
 impl Default for ToolPolicy {
@@ -250,11 +265,17 @@ impl Default for ToolPolicy {
             store_timeout_ms: 250,
             read: ReadSettings::default(),
             refuse_undeclared: false,
+            entitlement: Vec::new(),
         }
     }
 }
 
 impl ToolPolicy {
+    /// Whether record arguments of `kind` are checked against the caller.
+    pub fn entitles(&self, kind: &str) -> bool {
+        self.entitlement.iter().any(|k| k == kind)
+    }
+
     /// The tool sections of a policy file's text (other sections are ignored): for tests,
     /// benchmarks and tools; the service reads the whole file through the configuration loader.
     pub fn from_toml(text: &str) -> Result<Self, Vec<(String, String)>> {
@@ -289,6 +310,7 @@ impl ToolPolicy {
                 Err(mut p) => problems.append(&mut p),
             }
         }
+        check_entitlement(&gate, &mut policy, &mut problems);
         let mut ids = std::collections::HashSet::new();
         for v in velocity {
             let key = format!("velocity {}", v.id);
@@ -369,6 +391,50 @@ fn apply_gate(gate: &RawToolGate, policy: &mut ToolPolicy, problems: &mut Vec<(S
             false
         }
     };
+}
+
+/// `entitlement`: kinds of declared record arguments; `roles` only where it is on.
+fn check_entitlement(
+    gate: &RawToolGate,
+    policy: &mut ToolPolicy,
+    problems: &mut Vec<(String, String)>,
+) {
+    let declared: std::collections::BTreeSet<&str> = policy
+        .tools
+        .values()
+        .flat_map(|t| t.args.values())
+        .filter_map(|a| match &a.ty {
+            ArgType::Record(r) => Some(r.kind.as_str()),
+            _ => None,
+        })
+        .collect();
+    for kind in gate.entitlement.iter().flatten() {
+        if !declared.contains(kind.as_str()) {
+            let known: Vec<&str> = declared.iter().copied().collect();
+            problems.push((
+                "tool_gate.entitlement".into(),
+                format!(
+                    "`{kind}` is not the kind of any record argument (declared kinds: {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+    }
+    let on = gate.entitlement.clone().unwrap_or_default();
+    for (name, t) in &policy.tools {
+        match &t.roles {
+            Some(_) if on.is_empty() => problems.push((
+                format!("tools.{name}.roles"),
+                "roles are checked against the caller: set `entitlement` in [tool_gate]".into(),
+            )),
+            Some(r) if r.is_empty() || r.iter().any(|x| x.trim().is_empty()) => problems.push((
+                format!("tools.{name}.roles"),
+                "a non-empty list of role names".into(),
+            )),
+            _ => {}
+        }
+    }
+    policy.entitlement = on;
 }
 
 /// One velocity rule, its problems added to `problems`.
@@ -644,6 +710,7 @@ fn build_tool(
         max_range_days: raw.max_range_days,
         args,
         read_names,
+        roles: raw.roles,
     })
 }
 

@@ -112,6 +112,7 @@ pub fn audit_round(audit: &AuditLog, v: &GateVerdict, latency_micros: u64) {
         "product": v.product,
         "config_rev": v.config_rev,
         "conversation_hmac": audit.text_hash(&v.conversation),
+        "caller_hmac": v.caller.as_deref().map(|c| audit.text_hash(c)),
         "turn": v.turn,
         "calls": calls,
         "latency_micros": latency_micros,

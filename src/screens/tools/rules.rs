@@ -8,8 +8,9 @@ use super::canonical;
 use super::policy::{self, Counted, Scope, Tool, ToolPolicy, WindowLimit};
 use super::store::{member_of, CounterOp, Member, Pending};
 use super::verdict::{GateReason, ProposedCall};
+use crate::screens::caller::Caller;
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What a call will be if the state lets it go ahead.
 #[derive(Debug, Clone)]
@@ -20,12 +21,44 @@ pub(super) struct Tentative {
 
 type Refusal = (GateReason, String);
 
-/// Where a call stands: its product, conversation (hashed), round and position.
+/// Where a call stands: its product, conversation (hashed), round and position, and whose
+/// turn it is.
 pub(super) struct Site<'a> {
     pub(super) product: &'a str,
     pub(super) conversation: &'a str,
     pub(super) nonce: Member,
     pub(super) index: usize,
+    pub(super) caller: Option<&'a Entitled<'a>>,
+}
+
+/// The caller's records as entitlement compares them: for each entitled kind and format the
+/// tools declare, the caller's ids canonical in that format. Made once per round.
+pub(crate) struct Entitled<'c> {
+    caller: &'c Caller,
+    sets: HashMap<(String, RecordFormat), HashSet<String>>,
+}
+
+impl<'c> Entitled<'c> {
+    pub(crate) fn new(policy: &ToolPolicy, caller: &'c Caller) -> Self {
+        let mut sets = HashMap::new();
+        for spec in policy.tools.values().flat_map(|t| t.args.values()) {
+            if let ArgType::Record(r) = &spec.ty {
+                if policy.entitles(&r.kind) {
+                    sets.entry((r.kind.clone(), r.format))
+                        .or_insert_with(|| caller.canonical(&r.kind, r.format, &policy.read));
+                }
+            }
+        }
+        Entitled { caller, sets }
+    }
+
+    /// Whether the caller may touch record `id` (canonical) of `kind`.
+    fn holds(&self, kind: &str, format: RecordFormat, id: &str) -> bool {
+        self.sets
+            .get(&(kind.to_string(), format))
+            .is_some_and(|s| s.contains(id))
+            || self.caller.scope_holds(kind, format, id)
+    }
 }
 
 /// A call's arguments as the gate read them.
@@ -76,6 +109,7 @@ pub(super) fn check(
         ));
     };
     let read = read_args(policy, tool, args)?;
+    entitlement(policy, tool, name, &read, at.caller)?;
     let amount = limits(tool, args)?;
     let tentative = tentative(tool, name, amount);
     let ops = counters(policy, tool, name, args, &read, amount, at)?;
@@ -162,6 +196,68 @@ fn tentative(tool: &Tool, name: &str, amount: Option<f64>) -> Tentative {
             message: None,
         }
     }
+}
+
+/// Entitlement: with the product checking record kinds, every record of those kinds the call
+/// names must be the caller's (its records, or within its scope), and a tool that declares
+/// roles must be for the caller's role. With no caller at all, such a call fails closed.
+fn entitlement(
+    policy: &ToolPolicy,
+    tool: &Tool,
+    name: &str,
+    read: &ReadArgs<'_>,
+    caller: Option<&Entitled<'_>>,
+) -> Result<(), Refusal> {
+    if policy.entitlement.is_empty() {
+        return Ok(());
+    }
+    let named: Vec<(&str, &args::RecordSpec, &Meaning)> = read
+        .meanings
+        .iter()
+        .filter_map(|(arg, m)| match tool.args.get(*arg).map(|s| &s.ty) {
+            Some(ArgType::Record(r)) if policy.entitles(&r.kind) => Some((*arg, r, m)),
+            _ => None,
+        })
+        .collect();
+    if named.is_empty() && tool.roles.is_none() {
+        return Ok(());
+    }
+    let Some(caller) = caller else {
+        return Err((
+            GateReason::CallerRequired,
+            "this call touches a customer's records and the request names no signed-in caller: \
+             the platform must send `caller` from its session"
+                .into(),
+        ));
+    };
+    if let Some(roles) = &tool.roles {
+        let role = caller.caller.role.as_deref().unwrap_or("");
+        if !roles.iter().any(|r| r == role) {
+            return Err((
+                GateReason::NotEntitled,
+                format!(
+                    "`{name}` is for the roles {}: the signed-in user cannot call it; ask a colleague with that role",
+                    roles.join(", ")
+                ),
+            ));
+        }
+    }
+    for (arg, r, m) in named {
+        if m.values()
+            .iter()
+            .any(|id| !caller.holds(&r.kind, r.format, id))
+        {
+            let kind = &r.kind;
+            return Err((
+                GateReason::NotEntitled,
+                format!(
+                    "`{arg}` names a {kind} that is not the signed-in caller's: use the caller's own {kind}, \
+                     or tell them this {kind} cannot be used for them"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The call's argument names, then its declared arguments by type: one spelling per name,

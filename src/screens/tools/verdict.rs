@@ -1,6 +1,7 @@
 //! The gate's verdict: one decision per proposed call, each with a stable reason code and a
 //! message the model can act on, and a trace of the gate's two steps.
 
+use crate::screens::caller::Caller;
 use crate::screens::TraceLine;
 use crate::verdict::Outcome;
 use serde::Serialize;
@@ -63,6 +64,11 @@ pub enum GateReason {
     GateUnavailable,
     /// A check of the gate itself crashed: fail closed.
     CheckFailed,
+    /// A record argument names a record outside the caller's records or scope, or the tool
+    /// is not for the caller's role.
+    NotEntitled,
+    /// The product checks entitlement and the request carried no `caller`: fail closed.
+    CallerRequired,
 }
 
 impl GateReason {
@@ -82,6 +88,8 @@ impl GateReason {
             GateReason::DuplicateCall => "duplicate_call",
             GateReason::GateUnavailable => "gate_unavailable",
             GateReason::CheckFailed => "check_failed",
+            GateReason::NotEntitled => "not_entitled",
+            GateReason::CallerRequired => "caller_required",
         }
     }
 
@@ -100,7 +108,9 @@ impl GateReason {
             | R::OverLimit
             | R::Velocity
             | R::GateUnavailable
-            | R::CheckFailed => Decision::Skip,
+            | R::CheckFailed
+            | R::NotEntitled
+            | R::CallerRequired => Decision::Skip,
         }
     }
 }
@@ -135,6 +145,9 @@ pub struct Round {
     pub conversation: String,
     pub turn: String,
     pub calls: Vec<ProposedCall>,
+    /// Whose turn it is (the platform's session): what entitlement checks record arguments
+    /// against.
+    pub caller: Option<Caller>,
 }
 
 /// One call's decision. `decision` always follows from `reason` (`CallDecision::set`).
@@ -228,4 +241,7 @@ pub struct GateVerdict {
     pub decisions: Vec<CallDecision>,
     pub config_rev: String,
     pub trace: Vec<GateTrace>,
+    /// The caller's id, for the decision log (written as a keyed hash). Never serialised.
+    #[serde(skip)]
+    pub caller: Option<String>,
 }

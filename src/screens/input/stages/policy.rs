@@ -292,7 +292,11 @@ impl Policy {
         let payloads: Vec<Vec<bool>> = q
             .decoded()
             .iter()
-            .map(|d| self.held(&Question::new(&d.text)))
+            .map(|d| {
+                let payload =
+                    Question::new(&d.text).with_callers_records(q.callers_records().cloned());
+                self.held(&payload)
+            })
             .collect();
         self.held(q)
             .into_iter()
@@ -305,21 +309,29 @@ impl Policy {
     /// Which rules hold on the question's own forms (folded, read as letters, skeleton).
     fn held(&self, q: &Question) -> Vec<bool> {
         let folded = q.folded();
-        let mut plain = vec![self.read(&self.folded, &Words::of(folded))];
+        let callers = q.callers_records().map(|c| &**c);
+        let mut plain = vec![self.read(&self.folded, &Words::of(folded), folded, callers)];
         if let Some(read) = crate::text::unleet(folded) {
-            plain.push(self.read(&self.folded, &Words::of(&read)));
+            plain.push(self.read(&self.folded, &Words::of(&read), &read, callers));
         }
         let skeleton = q.skeleton();
-        let read = skeleton
-            .rewritten()
-            .then(|| self.read(&self.skeleton, &Words::of_skeleton(skeleton, q.text())));
+        let read = skeleton.rewritten().then(|| {
+            let words = Words::of_skeleton(skeleton, q.text());
+            self.read(&self.skeleton, &words, skeleton.as_str(), callers)
+        });
         (0..self.rules.len())
             .map(|r| said(r, read.as_deref(), &plain))
             .collect()
     }
 
     /// What one form of the question says about each rule.
-    fn read(&self, matcher: &Matcher, words: &Words<'_>) -> Vec<Reading> {
+    fn read(
+        &self,
+        matcher: &Matcher,
+        words: &Words<'_>,
+        text: &str,
+        callers: Option<&words::Callers>,
+    ) -> Vec<Reading> {
         let mut readings = vec![Reading::Silent; self.rules.len()];
         let Some(automaton) = &matcher.automaton else {
             return readings;
@@ -364,7 +376,9 @@ impl Policy {
             }
             for (g, ds) in rule.detectors.iter().enumerate() {
                 for d in ds {
-                    let at = detected.entry(*d).or_insert_with(|| words.detect(*d));
+                    let at = detected
+                        .entry(*d)
+                        .or_insert_with(|| words.detect(*d, text, callers));
                     f.groups[g].extend(at.iter().copied());
                 }
             }

@@ -167,10 +167,10 @@ const BANGLA_GENITIVE: &[&str] = &["এর", "র", "ের"];
 /// A detector: word positions found by a test on the words themselves, named `#name` in a rule.
 /// The set is closed (an enum, as the stages are): a detector is code, with its own tests.
 ///
-/// Issue 28 adds the platform's `caller` to what the stage sees; "a record that is not the
-/// caller's" is then one more detector (`#others_record`: the positions of [`Self::RecordId`]
-/// whose number is not among the caller's records), passed the caller through
-/// [`Words::detect`], and rules use it where they now use `#possessive` and relatives.
+/// Two detectors read the request's `caller` ([`Callers`]): the numbers a question names are
+/// found by the shared value finder ([`crate::redact::values`]: `01711-123456` and
+/// `+880 1711 123456` are one phone number, Bengali digits are digits) and compared with the
+/// caller's records in canonical form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
 pub enum Detector {
     /// A number that names a record: four digits or more (ASCII or Bengali), not a year
@@ -184,6 +184,32 @@ pub enum Detector {
     /// `my` followed within three words by a [`Self::Possessive`]: the asker's own relations and
     /// acquaintances ("my wife's", "my ex-boss's"), whoever they are.
     MyPossessive,
+    /// `#others_record`: a [`Self::RecordId`] that is not one of the caller's records. Without
+    /// a caller, every record number (nobody's number is known to be the asker's): a drop-in
+    /// for `#record_id` where a rule means "someone else's record".
+    OthersRecord,
+    /// `#known_others_record`: with a caller, as [`Self::OthersRecord`]; without one, nothing.
+    /// For rules that must not change when the platform sends no caller ("the balance of
+    /// 01556677889" is the asker's own as often as not).
+    KnownOthersRecord,
+}
+
+/// The caller's records as the question screen compares numbers.
+pub type Callers = crate::screens::caller::CallerNumbers;
+
+/// Value kinds that can name a record (a wallet, account, card, customer...): not amounts,
+/// dates, times, years, nor the OTP or PIN the asker holds.
+fn names_a_record(kind: crate::redact::ValueKind) -> bool {
+    use crate::redact::ValueKind as K;
+    matches!(
+        kind,
+        K::Phone | K::Account | K::Card | K::Iban | K::Nid | K::Number
+    )
+}
+
+/// Whether a number read by the value finder (its ASCII digits) is one of the caller's.
+fn is_callers(digits: &str, callers: &Callers) -> bool {
+    callers.holds(digits)
 }
 
 impl Detector {
@@ -192,11 +218,14 @@ impl Detector {
             "record_id" => Some(Detector::RecordId),
             "possessive" => Some(Detector::Possessive),
             "my_possessive" => Some(Detector::MyPossessive),
+            "others_record" => Some(Detector::OthersRecord),
+            "known_others_record" => Some(Detector::KnownOthersRecord),
             _ => None,
         }
     }
 
-    pub const NAMES: &'static str = "#record_id, #possessive, #my_possessive";
+    pub const NAMES: &'static str =
+        "#record_id, #possessive, #my_possessive, #others_record, #known_others_record";
 }
 
 /// The words of the folded text joined by single spaces (punctuation between words is a word
@@ -321,16 +350,52 @@ impl<'a> Words<'a> {
                 .any(|k| NEGATIONS_AFTER.contains(&self.word(k)))
     }
 
-    /// The positions a detector finds.
-    pub fn detect(&self, d: Detector) -> Vec<usize> {
-        (0..self.len())
-            .filter(|&i| !self.spelled[i] && self.detects(d, i))
+    /// The positions a detector finds; `text` is what these words were read from, `callers`
+    /// the request's caller's records (the `#others_record` detectors read them).
+    pub fn detect(&self, d: Detector, text: &str, callers: Option<&Callers>) -> Vec<usize> {
+        let found = (0..self.len()).filter(|&i| !self.spelled[i]);
+        match (d, callers) {
+            (Detector::OthersRecord, None) => found.filter(|&i| self.is_record_id(i)).collect(),
+            (Detector::KnownOthersRecord, None) => Vec::new(),
+            (Detector::OthersRecord | Detector::KnownOthersRecord, Some(callers)) => {
+                let others = self.others_spans(text, callers);
+                found
+                    .filter(|&i| self.is_record_id(i))
+                    .filter(|&i| {
+                        let (s, e) = self.input_spans[i];
+                        match others
+                            .iter()
+                            .find(|(span, _)| span.start < e && s < span.end)
+                        {
+                            Some((_, theirs)) => *theirs,
+                            // No value holds the word (not expected): its digits alone decide.
+                            None => !is_callers(&ascii_digits(self.word(i)), callers),
+                        }
+                    })
+                    .collect()
+            }
+            _ => found.filter(|&i| self.detects(d, i)).collect(),
+        }
+    }
+
+    /// The record-naming values of `text` (the value finder's), each with whether it is
+    /// someone else's (not among `callers`).
+    fn others_spans(&self, text: &str, callers: &Callers) -> Vec<(std::ops::Range<usize>, bool)> {
+        crate::redact::values(text)
+            .into_iter()
+            .filter(|v| names_a_record(v.kind) && v.digits.len() >= MIN_RECORD_DIGITS)
+            .map(|v| {
+                let theirs = !is_callers(&v.digits, callers);
+                (v.span, theirs)
+            })
             .collect()
     }
 
     fn detects(&self, d: Detector, i: usize) -> bool {
         match d {
-            Detector::RecordId => self.is_record_id(i),
+            Detector::RecordId | Detector::OthersRecord | Detector::KnownOthersRecord => {
+                self.is_record_id(i)
+            }
             Detector::Possessive => self.is_possessive(i),
             Detector::MyPossessive => {
                 self.is_possessive(i)
@@ -386,6 +451,14 @@ impl<'a> Words<'a> {
             && !NOT_SOMEONE.contains(&stem)
             && !NOT_SOMEONE.contains(&bare)
     }
+}
+
+/// A word's digits (of any script) as ASCII.
+fn ascii_digits(w: &str) -> String {
+    w.chars()
+        .filter_map(crate::redact::digit_char)
+        .map(|d| char::from(b'0' + d as u8))
+        .collect()
 }
 
 /// Which words are letters of a spelled-out word: runs of at least [`MIN_SPELLED_OUT`]
@@ -470,8 +543,9 @@ mod tests {
     use super::*;
 
     fn found(text: &str, d: Detector) -> Vec<String> {
-        let w = Words::of(&crate::text::fold_for_matching(text));
-        w.detect(d)
+        let folded = crate::text::fold_for_matching(text);
+        let w = Words::of(&folded);
+        w.detect(d, &folded, None)
             .into_iter()
             .map(|i| w.word(i).to_string())
             .collect()
@@ -537,7 +611,7 @@ mod tests {
             let sk = crate::text::skeleton(text);
             let w = Words::of_skeleton(&sk, text);
             let got: Vec<&str> = w
-                .detect(Detector::Possessive)
+                .detect(Detector::Possessive, sk.as_str(), None)
                 .into_iter()
                 .map(|i| w.word(i))
                 .collect();
