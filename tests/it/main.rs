@@ -9,6 +9,7 @@ mod bad_input;
 mod cli;
 mod config;
 mod context;
+mod entitlement;
 mod evals;
 mod exits;
 mod fail_closed;
