@@ -645,6 +645,41 @@ mod tests {
     }
 
     #[test]
+    fn others_records_are_the_numbers_the_caller_does_not_hold() {
+        let caller = crate::screens::caller::Caller::from_json(Some(serde_json::json!({
+            "id": "u", "records": {"wallet": ["+880 1711-000000"]}
+        })))
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+        let mine = caller.numbers(&crate::screens::tools::args::ReadSettings::default());
+        let text = crate::text::fold_for_matching(
+            "balance of ০১৭১১-০০০০০০ and 01556-677889, not 2024 or 5000 taka",
+        );
+        let w = Words::of(&text);
+        let words = |d, c| -> Vec<String> {
+            w.detect(d, &text, c)
+                .into_iter()
+                .map(|i| w.word(i).to_string())
+                .collect()
+        };
+        assert_eq!(
+            words(Detector::OthersRecord, Some(&mine)),
+            ["01556", "677889"]
+        );
+        assert_eq!(
+            words(Detector::KnownOthersRecord, Some(&mine)),
+            ["01556", "677889"]
+        );
+        // Without a caller: every record number, or none.
+        assert_eq!(
+            words(Detector::OthersRecord, None),
+            words(Detector::RecordId, None)
+        );
+        assert!(words(Detector::KnownOthersRecord, None).is_empty());
+    }
+
+    #[test]
     fn negation_governs_nearby_actions() {
         let w = Words::of("please don't delete it, but মুছবেন না");
         assert!(w.negated(2));
