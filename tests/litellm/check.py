@@ -160,9 +160,14 @@ def phase_main():
     check("tool call refused with the gate's message", status == 400 and GATE_TRANSFER in refusal(body), f"{status} {body}")
 
     # 6. A tool call the gate runs passes untouched.
-    status, body, reached = call([{"role": "user", "content": "What is my balance?"}], extra={"tools": TOOLS})
+    # The platform forwards its session's caller (the customer owns the mock's wallet).
+    owner = {"x-guard-caller": json.dumps({"id": "cust-1", "records": {"wallet": ["+880 1711-000000"]}})}
+    status, body, reached = call([{"role": "user", "content": "What is my balance?"}], extra={"tools": TOOLS}, headers=owner)
     calls = ((body.get("choices") or [{}])[0].get("message") or {}).get("tool_calls") if isinstance(body, dict) else None
     check("allowed tool call passes", status == 200 and bool(calls) and calls[0]["function"]["name"] == "get_balance", f"{status} {body}")
+    # 6b. Without the caller, the same call on a customer's wallet fails closed.
+    status, body, reached = call([{"role": "user", "content": "What is my balance?"}], extra={"tools": TOOLS})
+    check("a record call without the caller is refused", status == 400 and "signed-in caller" in refusal(body), f"{status} {body}")
 
     # 7. The last user message decides, not earlier turns.
     status, body, reached = call([

@@ -33,7 +33,10 @@ ran = []
 
 
 def ids(turn):
-    return {"conversation": "conv-examples", "turn": turn}
+    # The run's context as the platform sets it from its session: the conversation, the turn
+    # and the signed-in caller (who owns the wallet the examples' calls name).
+    caller = {"id": "cust-1", "records": {"wallet": ["01711000000"]}}
+    return {"conversation": "conv-examples", "turn": turn, "caller": caller}
 
 
 # ---- OpenAI Agents SDK ----
