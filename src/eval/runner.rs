@@ -30,6 +30,9 @@ pub struct Actual {
     /// `output` and `turn`: the product's internal names left in the answer.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub names_left: Vec<String>,
+    /// `output` and `turn`: the screen changed the answer (masked or replaced something).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub changed: bool,
     /// `gate` and `turn`: every call's decision.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<CallActual>,
@@ -96,6 +99,7 @@ pub fn matches(e: &Expect, a: &Actual) -> bool {
             .flatten()
             .all(|k| !a.in_clear.contains(k))
         && (e.no_internal_name != Some(true) || a.names_left.is_empty())
+        && (e.unchanged != Some(true) || !a.changed)
         && eq(&e.decision, &a.decision)
         && eq(&e.reason, &a.reason)
         && eq(&e.stage, &a.stage)
@@ -206,6 +210,7 @@ fn masking(product: &Product, answer: &str, case: &Case) -> Actual {
         decision: Some(v.decision),
         in_clear: in_clear(redactor, answer, &masked, &case.values),
         names_left: names_left(redactor, &masked),
+        changed: masked != crate::text::normalise_output(answer),
         ..Actual::default()
     }
 }
@@ -274,7 +279,11 @@ async fn run_turn(
         });
         checks.push(("lookup", expect, actual));
     }
-    if e.answer.is_some() || e.not_in_clear.is_some() || e.no_internal_name.is_some() {
+    if e.answer.is_some()
+        || e.not_in_clear.is_some()
+        || e.no_internal_name.is_some()
+        || e.unchanged.is_some()
+    {
         // The masking alone: it blocks only what the product never lets out; `needs_lookup` is
         // the lookup check's, scored above.
         let decision = e.answer.map(|a| match a {
@@ -285,6 +294,7 @@ async fn run_turn(
             decision,
             not_in_clear: e.not_in_clear.clone(),
             no_internal_name: e.no_internal_name,
+            unchanged: e.unchanged,
             ..Expect::default()
         };
         checks.push(("output", expect, Some(masking(product, &turn.answer, case))));

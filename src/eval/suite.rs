@@ -89,6 +89,10 @@ pub struct Expect {
     /// `output` and `turn` cases: `true`, none of the product's internal names is left.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_internal_name: Option<bool>,
+    /// `output` and `turn` cases: `true`, the answer leaves as written (nothing in it is
+    /// masked: amounts, dates and counts are not values to hide).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unchanged: Option<bool>,
     /// `turn` cases: the question screen's decision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question: Option<Decision>,
@@ -133,6 +137,7 @@ impl Expect {
         add(self.guard.is_some(), "guard", &[Guard]);
         add(self.not_in_clear.is_some(), "not_in_clear", ANSWER);
         add(self.no_internal_name.is_some(), "no_internal_name", ANSWER);
+        add(self.unchanged.is_some(), "unchanged", ANSWER);
         add(self.question.is_some(), "question", &[Turn]);
         add(self.answer.is_some(), "answer", &[Turn]);
         add(self.ungrounded.is_some(), "ungrounded", &[Turn]);
@@ -559,8 +564,18 @@ fn case_problems(c: &RawCase, kind: Kind) -> Vec<String> {
             ));
         }
     }
-    if c.expect.no_internal_name == Some(false) {
-        out.push("`no_internal_name` can only be `true` (leave it out otherwise)".into());
+    for (field, value) in [
+        ("no_internal_name", c.expect.no_internal_name),
+        ("unchanged", c.expect.unchanged),
+    ] {
+        if value == Some(false) {
+            out.push(format!(
+                "`{field}` can only be `true` (leave it out otherwise)"
+            ));
+        }
+    }
+    if c.expect.unchanged.is_some() && !c.values.is_empty() {
+        out.push("`unchanged` with `values` to mask: one of them is wrong".into());
     }
     out
 }
