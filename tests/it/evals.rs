@@ -471,3 +471,129 @@ async fn the_new_kinds_load_strictly_with_clear_errors() {
         );
     }
 }
+
+/// Every figure of `text`, canonical (the contract's form: no grouping, Bengali digits read as
+/// ASCII, no trailing decimal zeros, `%` kept): this test's own reading, apart from the
+/// generator's.
+fn figures_of(text: &str) -> Vec<String> {
+    let folded: String = text
+        .chars()
+        .map(|c| match c {
+            '০'..='৯' => char::from(b'0' + (c as u32 - '০' as u32) as u8),
+            c => c,
+        })
+        .collect();
+    let chars: Vec<char> = folded.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let mut s = String::new();
+        let digit_at = |j: usize| chars.get(j).is_some_and(|c| c.is_ascii_digit());
+        while i < chars.len() {
+            match chars[i] {
+                c if c.is_ascii_digit() => s.push(c),
+                ',' if digit_at(i + 1) && !s.contains('.') => {}
+                '.' if digit_at(i + 1) && !s.contains('.') => s.push('.'),
+                _ => break,
+            }
+            i += 1;
+        }
+        if s.contains('.') {
+            s = s.trim_end_matches('0').trim_end_matches('.').to_string();
+        }
+        let mut s = s.trim_start_matches('0').to_string();
+        if s.is_empty() || s.starts_with('.') {
+            s.insert(0, '0');
+        }
+        if chars.get(i) == Some(&'%') {
+            s.push('%');
+        }
+        out.push(s);
+    }
+    out
+}
+
+/// The answer set holds what the issue asks of it: 300+ answers in English and Bangla, ASCII
+/// and Bengali digits, half with one planted figure, which no result and no question states;
+/// a held-out part in its own files.
+#[test]
+fn the_answer_set_is_half_planted_and_its_planted_figures_are_grounded_nowhere() {
+    use guard::eval::suite::{load_suite, AnswerDecision};
+    let products = vec!["wallet-assistant".to_string(), "bank-operator".to_string()];
+    let (mut total, mut planted, mut held) = (0, 0, 0);
+    let mut seen = std::collections::BTreeSet::new();
+    for file in [
+        "turn-answers-wallet",
+        "turn-answers-wallet-heldout",
+        "turn-answers-bank",
+        "turn-answers-bank-heldout",
+    ] {
+        let path = repo_root().join(format!("tests/evals/{file}.yaml"));
+        let cases = match load_suite(&path, &products) {
+            Ok(c) => c,
+            Err(e) => panic!("{file}: {e:?}"),
+        };
+        for c in cases {
+            let Some(turn) = &c.turn else {
+                panic!("{}: not a turn case", c.name)
+            };
+            total += 1;
+            held += usize::from(file.ends_with("-heldout"));
+            let bangla = turn.answer.chars().any(|c| ('অ'..='হ').contains(&c));
+            let bengali_digits = turn.answer.chars().any(|c| ('০'..='৯').contains(&c));
+            let ungrounded = c.expect.ungrounded.clone().unwrap_or_default();
+            let is_planted = turn.planted.is_some();
+            seen.insert((bangla, bengali_digits, is_planted));
+            assert!(!turn.results.is_empty(), "{}: no results", c.name);
+            if !is_planted {
+                assert_eq!(c.expect.answer, Some(AnswerDecision::Allow), "{}", c.name);
+                assert!(ungrounded.is_empty(), "{}", c.name);
+                continue;
+            }
+            planted += 1;
+            assert_eq!(
+                c.expect.answer,
+                Some(AnswerDecision::NeedsLookup),
+                "{}",
+                c.name
+            );
+            assert_eq!(ungrounded.len(), 1, "{}: one planted figure", c.name);
+            let figure = &ungrounded[0];
+            assert!(
+                figures_of(&turn.answer).contains(figure),
+                "{}: the answer does not state {figure}",
+                c.name
+            );
+            let mut known: Vec<String> = figures_of(&turn.question);
+            for r in &turn.results {
+                known.extend(figures_of(&r.content_text()));
+            }
+            known.extend(c.constants.iter().flat_map(|k| figures_of(k)));
+            assert!(
+                !known.contains(figure),
+                "{}: the planted {figure} is in a result or the question",
+                c.name
+            );
+        }
+    }
+    assert!(total >= 300, "{total} answers");
+    assert_eq!(planted * 2, total, "half planted: {planted} of {total}");
+    // English and Bangla, ASCII and Bengali digits, planted and grounded: every mix but
+    // English in Bengali digits (the set writes English figures in ASCII).
+    for bangla in [false, true] {
+        for is_planted in [false, true] {
+            assert!(
+                seen.iter()
+                    .any(|(b, _, p)| *b == bangla && *p == is_planted),
+                "bangla {bangla} planted {is_planted}"
+            );
+        }
+    }
+    assert!(seen.iter().any(|(b, d, _)| *b && *d) && seen.iter().any(|(_, d, _)| !*d));
+    let share = held as f64 / total as f64;
+    assert!((0.2..=0.45).contains(&share), "held out {held} of {total}");
+}
