@@ -254,31 +254,10 @@ async fn run_turn(
         };
         checks.push(("calls", expect, Some(actual)));
     }
-    let ran = turn_checks(product, turn, &case.constants);
-    if let Some(evidence) = &e.evidence {
-        let expect = Expect {
-            evidence: Some(evidence.clone()),
-            ..Expect::default()
-        };
-        let actual = ran.evidence.map(|f| Actual {
-            evidence: Some(f.into_iter().collect()),
-            ..Actual::default()
-        });
-        checks.push(("evidence", expect, actual));
-    }
-    if e.answer.is_some() || e.ungrounded.is_some() {
-        let expect = Expect {
-            answer: e.answer,
-            ungrounded: Some(e.ungrounded.clone().unwrap_or_default()),
-            ..Expect::default()
-        };
-        let actual = ran.lookup.map(|(answer, figures)| Actual {
-            answer: Some(answer),
-            ungrounded: Some(figures.into_iter().collect()),
-            ..Actual::default()
-        });
-        checks.push(("lookup", expect, actual));
-    }
+    checks.extend(evidence_and_lookup(
+        e,
+        turn_checks(product, turn, &case.constants),
+    ));
     if e.answer.is_some()
         || e.not_in_clear.is_some()
         || e.no_internal_name.is_some()
@@ -298,6 +277,47 @@ async fn run_turn(
             ..Expect::default()
         };
         checks.push(("output", expect, Some(masking(product, &turn.answer, case))));
+    }
+    checks
+}
+
+/// The checks of the turn's evidence and of the lookup check, from what [`turn_checks`] said
+/// (`None` inside: not run). The lookup check is scored apart for answers with a figure to
+/// catch (`lookup_ungrounded`: the catch rate) and answers without (`lookup_grounded`: the
+/// false flags), so the ratchet holds each rate on its own.
+fn evidence_and_lookup(
+    e: &Expect,
+    ran: super::turn::TurnChecks,
+) -> Vec<(&'static str, Expect, Option<Actual>)> {
+    let mut checks = Vec::new();
+    if let Some(evidence) = &e.evidence {
+        let expect = Expect {
+            evidence: Some(evidence.clone()),
+            ..Expect::default()
+        };
+        let actual = ran.evidence.map(|f| Actual {
+            evidence: Some(f.into_iter().collect()),
+            ..Actual::default()
+        });
+        checks.push(("evidence", expect, actual));
+    }
+    if e.answer.is_some() || e.ungrounded.is_some() {
+        let ungrounded = e.ungrounded.clone().unwrap_or_default();
+        let check = match ungrounded.is_empty() {
+            true => "lookup_grounded",
+            false => "lookup_ungrounded",
+        };
+        let expect = Expect {
+            answer: e.answer,
+            ungrounded: Some(ungrounded),
+            ..Expect::default()
+        };
+        let actual = ran.lookup.map(|(answer, figures)| Actual {
+            answer: Some(answer),
+            ungrounded: Some(figures.into_iter().collect()),
+            ..Actual::default()
+        });
+        checks.push((check, expect, actual));
     }
     checks
 }
@@ -369,4 +389,105 @@ pub async fn run_all(
         .collect()
         .await;
     runs.into_iter().flatten().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::turn::TurnChecks;
+    use super::*;
+
+    fn strings(v: &[&str]) -> BTreeSet<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn planted() -> Expect {
+        Expect {
+            answer: Some(AnswerDecision::NeedsLookup),
+            ungrounded: Some(vec!["5800".into()]),
+            evidence: Some(vec!["5000".into()]),
+            ..Expect::default()
+        }
+    }
+
+    /// What the merge point returns is scored: evidence must hold the expected figures, the
+    /// lookup check must find exactly the expected ones; nothing returned is not run.
+    #[test]
+    fn the_turns_own_checks_are_scored_from_what_the_merge_point_returns() {
+        let score = |e: &Expect, ran: TurnChecks| -> Vec<(&'static str, Option<bool>)> {
+            evidence_and_lookup(e, ran)
+                .into_iter()
+                .map(|(check, expect, actual)| (check, actual.map(|a| matches(&expect, &a))))
+                .collect()
+        };
+        let found = |answer, figures: &[&str]| Some((answer, strings(figures)));
+        let rows: Vec<(Expect, TurnChecks, Vec<(&str, Option<bool>)>)> = vec![
+            (
+                planted(),
+                TurnChecks::default(),
+                vec![("evidence", None), ("lookup_ungrounded", None)],
+            ),
+            (
+                planted(),
+                TurnChecks {
+                    evidence: Some(strings(&["5000", "2026"])),
+                    lookup: found(AnswerDecision::NeedsLookup, &["5800"]),
+                },
+                vec![("evidence", Some(true)), ("lookup_ungrounded", Some(true))],
+            ),
+            // A figure missed, one flagged too many, the right figures without the decision.
+            (
+                planted(),
+                TurnChecks {
+                    evidence: Some(strings(&["500"])),
+                    lookup: found(AnswerDecision::Allow, &[]),
+                },
+                vec![
+                    ("evidence", Some(false)),
+                    ("lookup_ungrounded", Some(false)),
+                ],
+            ),
+            (
+                planted(),
+                TurnChecks {
+                    evidence: None,
+                    lookup: found(AnswerDecision::NeedsLookup, &["5800", "16247"]),
+                },
+                vec![("evidence", None), ("lookup_ungrounded", Some(false))],
+            ),
+            (
+                planted(),
+                TurnChecks {
+                    evidence: None,
+                    lookup: found(AnswerDecision::Allow, &["5800"]),
+                },
+                vec![("evidence", None), ("lookup_ungrounded", Some(false))],
+            ),
+            // A grounded answer: scored as such, and a false flag fails it.
+            (
+                Expect {
+                    answer: Some(AnswerDecision::Allow),
+                    ..Expect::default()
+                },
+                TurnChecks {
+                    evidence: None,
+                    lookup: found(AnswerDecision::NeedsLookup, &["2025"]),
+                },
+                vec![("lookup_grounded", Some(false))],
+            ),
+            (
+                Expect {
+                    answer: Some(AnswerDecision::Allow),
+                    ..Expect::default()
+                },
+                TurnChecks {
+                    evidence: None,
+                    lookup: found(AnswerDecision::Allow, &[]),
+                },
+                vec![("lookup_grounded", Some(true))],
+            ),
+        ];
+        for (i, (e, ran, expected)) in rows.into_iter().enumerate() {
+            assert_eq!(score(&e, ran), expected, "row {i}");
+        }
+    }
 }
