@@ -420,7 +420,9 @@ mod tests {
                 .collect()
         };
         let found = |answer, figures: &[&str]| Some((answer, strings(figures)));
-        let rows: Vec<(Expect, TurnChecks, Vec<(&str, Option<bool>)>)> = vec![
+        /// Each check's name, and whether it passed (`None`: not run).
+        type Scored = Vec<(&'static str, Option<bool>)>;
+        let rows: Vec<(Expect, TurnChecks, Scored)> = vec![
             (
                 planted(),
                 TurnChecks::default(),
