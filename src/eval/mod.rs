@@ -1,16 +1,22 @@
 //! `guard eval`: YAML suites scored by group, with a ratchet against `tests/evals/baseline.json`.
 //!
 //! - [`suite`]           the suite files and their strict schema
-//! - [`runner`]          runs cases in-process (language, guard, screen, judge)
+//! - [`runner`]          runs cases in-process (language, guard, screen, judge, output, gate,
+//!   turn)
+//! - [`checks`]          what an answer let out (values in clear, internal names), judged apart
+//!   from the masker
+//! - [`turn`]            gate rounds on a fixed clock, and the turn's checks (its merge point)
 //! - [`report`]          group scores, baseline ratchet, table, JSON and JUnit output
 //! - [`scripted_judge`]  the deterministic local judge used when no real one is configured
 //! - [`padding`]   benign sentences around a question, for the padded suites and properties
 
+pub mod checks;
 pub mod padding;
 pub mod report;
 pub mod runner;
 pub mod scripted_judge;
 pub mod suite;
+pub mod turn;
 
 use crate::config::{self, ConfigSet, Overrides};
 use crate::screens::input::records::InputMetrics;
@@ -142,8 +148,10 @@ fn outcome(
             std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()))?;
         }
     }
+    let not_run = results.iter().filter(|r| r.not_run).count();
     report.push_str(&format!(
-        "\n{} cases, {} passed\n",
+        "\n{} cases ({} scored checks), {} passed, {not_run} not run\n",
+        report::case_count(results),
         results.len(),
         results.iter().filter(|r| r.passed).count()
     ));

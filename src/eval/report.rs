@@ -31,6 +31,9 @@ impl Baseline {
 pub struct GroupScore {
     pub passed: usize,
     pub total: usize,
+    /// Checks this build cannot run (counted in `total`, never passed).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub not_run: usize,
     pub score: f64,
     pub baseline: Option<f64>,
 }
@@ -41,6 +44,10 @@ impl GroupScore {
         self.baseline
             .is_some_and(|b| round4(self.score) < round4(b))
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn round4(x: f64) -> f64 {
@@ -60,17 +67,41 @@ pub fn score_by<'a>(
     out
 }
 
+/// How many results were not run, per key.
+fn not_run_by<'a>(
+    results: &'a [CaseResult],
+    key: impl Fn(&'a CaseResult) -> &'a str,
+) -> BTreeMap<String, usize> {
+    let mut out: BTreeMap<String, usize> = BTreeMap::new();
+    for r in results.iter().filter(|r| r.not_run) {
+        *out.entry(key(r).to_string()).or_default() += 1;
+    }
+    out
+}
+
+/// Distinct cases (a `turn` case gives one result per check).
+pub fn case_count(results: &[CaseResult]) -> usize {
+    results
+        .iter()
+        .map(|r| (r.suite.as_str(), r.name.as_str()))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+}
+
 pub fn group_scores(results: &[CaseResult], baseline: &Baseline) -> BTreeMap<String, GroupScore> {
+    let not_run = not_run_by(results, |r| &r.group);
     score_by(results, |r| &r.group)
         .into_iter()
         .map(|(g, (passed, total))| {
             let score = round4(passed as f64 / total.max(1) as f64);
             let baseline = baseline.groups.get(&g).copied();
+            let not_run = not_run.get(&g).copied().unwrap_or(0);
             (
                 g,
                 GroupScore {
                     passed,
                     total,
+                    not_run,
                     score,
                     baseline,
                 },
@@ -99,8 +130,12 @@ pub fn table(results: &[CaseResult], groups: &BTreeMap<String, GroupScore>) -> S
         let base = s
             .baseline
             .map_or_else(|| "-".to_string(), |b| format!("{:.2}%", 100.0 * b));
+        let not_run = match s.not_run {
+            0 => String::new(),
+            n => format!(", {n} not run"),
+        };
         out.push_str(&format!(
-            "{g:36} {:>7} {:>7} {base:>9}  {status} ({:.2}%)\n",
+            "{g:36} {:>7} {:>7} {base:>9}  {status} ({:.2}%{not_run})\n",
             s.passed,
             s.total,
             100.0 * s.score
@@ -113,12 +148,20 @@ pub fn table(results: &[CaseResult], groups: &BTreeMap<String, GroupScore>) -> S
     for (suite, (passed, total)) in score_by(results, |r| &r.suite) {
         out.push_str(&format!("{suite:36} {passed:>7} {total:>7}\n"));
     }
-    let failures: Vec<&CaseResult> = results.iter().filter(|r| !r.passed).collect();
+    let skipped = not_run_by(results, |r| r.check.unwrap_or(""));
+    if !skipped.is_empty() {
+        out.push_str("\nchecks not run on this build (counted, never passed):\n");
+        for (check, n) in skipped {
+            out.push_str(&format!("  {check:34} {n:>7}\n"));
+        }
+    }
+    let failures: Vec<&CaseResult> = results.iter().filter(|r| !r.passed && !r.not_run).collect();
     if !failures.is_empty() {
         out.push_str(&format!("\n{} failing case(s):\n", failures.len()));
         for f in failures {
+            let check = f.check.map(|c| format!(" ({c})")).unwrap_or_default();
             out.push_str(&format!(
-                "  {}/{} [{}]\n    expected {}\n    actual   {}\n",
+                "  {}/{}{check} [{}]\n    expected {}\n    actual   {}\n",
                 f.suite,
                 f.name,
                 f.kind,
@@ -139,11 +182,13 @@ pub fn json_report(
         .map(|(s, (p, t))| (s, serde_json::json!({"passed": p, "total": t})))
         .collect();
     serde_json::json!({
-        "cases": results.len(),
+        "cases": case_count(results),
+        "checks": results.len(),
         "passed": results.iter().filter(|r| r.passed).count(),
+        "not_run": results.iter().filter(|r| r.not_run).count(),
         "groups": groups,
         "suites": suites,
-        "failures": results.iter().filter(|r| !r.passed).collect::<Vec<_>>(),
+        "failures": results.iter().filter(|r| !r.passed && !r.not_run).collect::<Vec<_>>(),
     })
 }
 
@@ -167,22 +212,30 @@ pub fn junit(results: &[CaseResult]) -> String {
     for r in results {
         by_suite.entry(&r.suite).or_default().push(r);
     }
-    let failures = results.iter().filter(|r| !r.passed).count();
+    let failures = results.iter().filter(|r| !r.passed && !r.not_run).count();
     let mut out = format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"guard eval\" tests=\"{}\" failures=\"{failures}\">\n", results.len());
     for (suite, cases) in by_suite {
-        let f = cases.iter().filter(|r| !r.passed).count();
+        let f = cases.iter().filter(|r| !r.passed && !r.not_run).count();
         out.push_str(&format!(
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{f}\">\n",
             xml_escape(suite),
             cases.len()
         ));
         for c in cases {
+            let name = match c.check {
+                Some(check) => format!("{}#{check}", c.name),
+                None => c.name.clone(),
+            };
             out.push_str(&format!(
                 "    <testcase classname=\"{}\" name=\"{}\"",
                 xml_escape(&c.group),
-                xml_escape(&c.name)
+                xml_escape(&name)
             ));
-            if c.passed {
+            if c.not_run {
+                out.push_str(
+                    ">\n      <skipped message=\"not run on this build\"/>\n    </testcase>\n",
+                );
+            } else if c.passed {
                 out.push_str("/>\n");
             } else {
                 let msg = format!(

@@ -219,6 +219,11 @@ impl Redactor {
         &self.names
     }
 
+    /// How many trailing digits (or characters) of a `kind` value stay visible.
+    pub fn visible(&self, kind: Kind) -> usize {
+        self.visible[kind as usize]
+    }
+
     /// Mask every value in `text`.
     pub fn redact(&self, text: &str) -> Redacted {
         let spans = self.find(text, 0);

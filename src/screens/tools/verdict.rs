@@ -4,12 +4,12 @@
 use crate::screens::caller::Caller;
 use crate::screens::TraceLine;
 use crate::verdict::Outcome;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
 /// What happens to a call: the gate's decision, which follows from its reason.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[schema(as = GateDecision)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
@@ -31,7 +31,7 @@ impl Decision {
 }
 
 /// Stable reason codes of the gate's decisions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GateReason {
     /// Allowed, within every limit.
