@@ -225,7 +225,13 @@ async fn run_turn(
     let e = &case.expect;
     let mut checks = Vec::new();
     if let Some(question) = e.question {
-        let q = Question::new(&turn.question).with_english(product.input.lexicon.clone());
+        let records = case
+            .caller
+            .as_ref()
+            .map(|c| std::sync::Arc::new(c.numbers(&product.tools.read)));
+        let q = Question::new(&turn.question)
+            .with_english(product.input.lexicon.clone())
+            .with_callers_records(records);
         let v = run_stages(product, &q, metrics).await;
         let expect = Expect {
             question: Some(question),
@@ -243,6 +249,7 @@ async fn run_turn(
             turn: "1".into(),
             at_ms: 0,
             calls: turn.calls.clone(),
+            caller: case.caller.clone(),
         };
         let expect = Expect {
             calls: e.calls.clone(),

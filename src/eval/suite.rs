@@ -5,6 +5,7 @@
 //! for a kind that does not read it is an error, never silently ignored.
 
 use crate::redact::Kind as ValueKind;
+use crate::screens::caller::Caller;
 use crate::screens::tools::{Decision as CallDecision, GateReason};
 use crate::verdict::{Decision, Reason, Stage};
 use serde::{Deserialize, Serialize};
@@ -250,6 +251,8 @@ pub struct GateRound {
     pub turn: String,
     pub at_ms: u64,
     pub calls: Vec<GateCall>,
+    /// Whose turn it is (the case's `caller`): what entitlement checks records against.
+    pub caller: Option<Caller>,
 }
 
 /// The whole turn of a `turn` case.
@@ -286,6 +289,9 @@ pub struct RawCase {
     /// `gate`: the rounds of calls, in order.
     #[serde(default)]
     pub rounds: Vec<RawRound>,
+    /// `gate` and `turn`: the platform's caller (`{id, records, ...}`, as the routes take it).
+    #[serde(default)]
+    pub caller: Option<serde_json::Value>,
     /// `turn`: what the person typed.
     #[serde(default)]
     pub question: Option<String>,
@@ -368,6 +374,8 @@ pub struct Case {
     pub turn: Option<Turn>,
     /// `turn`: the suite's declared product constants.
     pub constants: Vec<String>,
+    /// `gate` and `turn`: the platform's caller.
+    pub caller: Option<Caller>,
 }
 
 /// A problem in a suite file.
@@ -471,7 +479,18 @@ pub fn load_suite(path: &Path, products: &[String]) -> Result<Vec<Case>, Vec<Sui
         for message in case_problems(&c, kind) {
             problems.push(problem(at, format!("case `{}`: {message}", c.name)));
         }
-        cases.push(build_case(c, kind, &raw, &suite));
+        let caller = match Caller::from_json(c.caller.clone()) {
+            Ok(caller) => caller,
+            Err(message) => {
+                problems.push(problem(at, format!("case `{}`: {message}", c.name)));
+                None
+            }
+        };
+        if caller.is_some() && !matches!(kind, Kind::Gate | Kind::Turn) {
+            let message = "`caller` is read by gate and turn cases only";
+            problems.push(problem(at, format!("case `{}`: {message}", c.name)));
+        }
+        cases.push(build_case(c, kind, &raw, &suite, caller));
     }
     if problems.is_empty() {
         Ok(cases)
@@ -641,7 +660,7 @@ fn gate_calls(calls: Vec<RawCall>, round: usize, expect: &mut Vec<CallExpectAt>)
 }
 
 /// The loaded case: the calls' expectations moved into `expect.calls`, in order.
-fn build_case(c: RawCase, kind: Kind, raw: &RawSuite, suite: &str) -> Case {
+fn build_case(c: RawCase, kind: Kind, raw: &RawSuite, suite: &str, caller: Option<Caller>) -> Case {
     let mut expect = c.expect;
     let conversation = format!("eval-{suite}-{}", c.name);
     let rounds = c
@@ -653,6 +672,7 @@ fn build_case(c: RawCase, kind: Kind, raw: &RawSuite, suite: &str) -> Case {
             turn: r.turn.unwrap_or_else(|| (i + 1).to_string()),
             at_ms: r.at_ms,
             calls: gate_calls(r.calls, i, &mut expect.calls),
+            caller: caller.clone(),
         })
         .collect();
     let turn = (kind == Kind::Turn).then(|| Turn {
@@ -675,5 +695,6 @@ fn build_case(c: RawCase, kind: Kind, raw: &RawSuite, suite: &str) -> Case {
         rounds,
         turn,
         constants: raw.constants.clone(),
+        caller,
     }
 }

@@ -64,6 +64,7 @@ pub async fn run_rounds(product: &Product, rounds: &[GateRound]) -> Vec<CallActu
             conversation: r.conversation.clone(),
             turn: r.turn.clone(),
             calls: proposed(&r.calls),
+            caller: r.caller.clone(),
         };
         let now = CLOCK_START_MS + r.at_ms;
         let v = decide(
