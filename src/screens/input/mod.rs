@@ -174,6 +174,7 @@ impl Screener {
             json: json.into(),
             expires,
             audit: Default::default(),
+            views: Default::default(),
         });
         Recent::keep(self.generation, product, text, answer.clone());
         Some(Screened::Cached(answer))
