@@ -12,10 +12,10 @@
 use super::extract::{json_response, Opened};
 pub use super::records::{Action, Adapter};
 use crate::product::Product;
+use crate::screens::input::answer::View;
 use crate::screens::input::Answered;
 use crate::screens::output::{self, OutputReason};
 use crate::screens::tools::{self, Decision as GateDecision, ProposedCall, Round};
-use crate::screens::input::answer::View;
 use crate::verdict::{Decision, Outcome, Reply, Verdict};
 use actix_web::http::header;
 use actix_web::HttpResponse;
@@ -49,11 +49,6 @@ impl ChatMessage {
             .as_deref()
             .is_some_and(|r| r.trim().eq_ignore_ascii_case(role))
     }
-}
-
-/// The last message with role `user`.
-pub fn last_user(messages: &[ChatMessage]) -> Option<&ChatMessage> {
-    messages.iter().rev().find(|m| m.is("user"))
 }
 
 /// A conversation as a gateway sends it (an array of [`ChatMessage`]), read in one pass that
@@ -723,7 +718,9 @@ mod tests {
             ];
             let calls = prop_oneof![
                 Just(None),
-                Just(Some(json!([{"id": "c", "function": {"name": "f", "arguments": "{}"}}]))),
+                Just(Some(
+                    json!([{"id": "c", "function": {"name": "f", "arguments": "{}"}}])
+                )),
                 Just(Some(Value::Null)),
                 Just(Some(json!("not calls"))),
             ];
@@ -752,6 +749,11 @@ mod tests {
                 1 => Just(json!("not a message")),
             ];
             prop::collection::vec(one, 0..8).prop_map(Value::Array)
+        }
+
+        /// The last message with role `user`, read from every message built.
+        fn last_user(messages: &[ChatMessage]) -> Option<&ChatMessage> {
+            messages.iter().rev().find(|m| m.is("user"))
         }
 
         fn same(a: Option<&ChatMessage>, b: Option<&ChatMessage>) -> bool {

@@ -24,8 +24,8 @@
 use super::error::ApiError;
 use super::extract::{json_response, named_product, product_from_request, Opened, RouteRequest};
 use super::extract::{label, Source};
-use super::gateway::{content_text, fresh_id, gate_calls, header_text, screenable, Transcript};
 use super::gateway::{answer_question, screen_answers, Adapter, ChatMessage, Checks};
+use super::gateway::{content_text, fresh_id, gate_calls, header_text, screenable, Transcript};
 use super::gateway::{QuestionShape, Unscreenable};
 use actix_web::{HttpRequest, HttpResponse};
 use serde::de::IgnoredAny;
@@ -170,7 +170,9 @@ impl<'de> Deserialize<'de> for IsConversation {
             }
 
             fn visit_str<E>(self, v: &str) -> Result<IsConversation, E> {
-                Ok(IsConversation(v.eq_ignore_ascii_case("x-guard-conversation")))
+                Ok(IsConversation(
+                    v.eq_ignore_ascii_case("x-guard-conversation"),
+                ))
             }
         }
         d.deserialize_str(Name)

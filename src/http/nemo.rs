@@ -22,9 +22,9 @@
 use super::error::{ApiError, ErrorBody};
 use super::extract::Source;
 use super::extract::{json_response, named_product, product_from_request, Opened, RouteRequest};
+use super::gateway::{answer_question, QuestionShape, RailKind, Unscreenable};
 use super::gateway::{content_text, fresh_id, gate_calls, header_text, screen_answers, Transcript};
 use super::gateway::{refuse_unscreenable, screen_question, Adapter, ChatMessage, Checks};
-use super::gateway::{answer_question, QuestionShape, RailKind, Unscreenable};
 use super::gateway::{OUTPUT_RAIL, QUESTION_RAIL};
 use actix_web::{HttpRequest, HttpResponse};
 use serde::de::IgnoredAny;

@@ -1116,7 +1116,9 @@ where
     let system = json!({"role": "system", "content": "You are the wallet's assistant."});
     let messages = [system, user(question)];
     let mut answers = vec![
-        post_checked(app, LITELLM, litellm_request(&messages)).await.1,
+        post_checked(app, LITELLM, litellm_request(&messages))
+            .await
+            .1,
         post_checked(
             app,
             "/v1/guardrail/checks",
@@ -1124,12 +1126,21 @@ where
         )
         .await
         .1,
-        post_checked(app, "/v1/checks", nemo(json!(messages), json!({"config_id": P})))
-            .await
-            .1,
-        webhook(app, "/request", Some(P), json!({"body": {"messages": messages}}))
-            .await
-            .1,
+        post_checked(
+            app,
+            "/v1/checks",
+            nemo(json!(messages), json!({"config_id": P})),
+        )
+        .await
+        .1,
+        webhook(
+            app,
+            "/request",
+            Some(P),
+            json!({"body": {"messages": messages}}),
+        )
+        .await
+        .1,
     ];
     // The revision differs between two configurations by construction.
     if let Some(guard) = answers[1]["guardrails_data"]["guard"].as_object_mut() {
@@ -1150,9 +1161,8 @@ async fn a_gateway_answer_kept_with_a_cached_verdict_stays_with_it() {
     let cfg = TempConfig::new(|_, t| t);
     let state = state_with_token(cfg.path(), Overrides::default(), Some("s3cret"));
     let app = app_for(state).await;
-    let off_cfg = TempConfig::new(|_, t| {
-        t.replace("[cache]\nenabled = true", "[cache]\nenabled = false")
-    });
+    let off_cfg =
+        TempConfig::new(|_, t| t.replace("[cache]\nenabled = true", "[cache]\nenabled = false"));
     let off = app_for(state_for(off_cfg.path(), Overrides::default())).await;
 
     let products = vec![P.to_string(), "bank-operator".to_string()];
@@ -1184,7 +1194,10 @@ async fn a_gateway_answer_kept_with_a_cached_verdict_stays_with_it() {
             _ => passed += 1,
         }
     }
-    assert!(blocked > 5 && passed > 5, "{blocked} blocked, {passed} passed");
+    assert!(
+        blocked > 5 && passed > 5,
+        "{blocked} blocked, {passed} passed"
+    );
 
     // The same verdict (one cache entry) for texts that normalise alike; each its own answer.
     let texts = [
@@ -1207,7 +1220,10 @@ async fn a_gateway_answer_kept_with_a_cached_verdict_stays_with_it() {
     let product = cfg.path().join(format!("products/{P}.toml"));
     let text = std::fs::read_to_string(&product).unwrap_or_default();
     let old = wallet().replies.language.en.to_string();
-    assert!(text.contains(&old), "the product file holds its language reply");
+    assert!(
+        text.contains(&old),
+        "the product file holds its language reply"
+    );
     cfg.write(
         &format!("products/{P}.toml"),
         &text.replace(&old, "Please write in English or Bangla."),
@@ -1216,7 +1232,10 @@ async fn a_gateway_answer_kept_with_a_cached_verdict_stays_with_it() {
         .uri("/admin/reload")
         .insert_header(("authorization", "Bearer s3cret"))
         .to_request();
-    assert_eq!(web_test::call_service(&app, reload).await.status().as_u16(), 200);
+    assert_eq!(
+        web_test::call_service(&app, reload).await.status().as_u16(),
+        200
+    );
     let after = question_answers(&app, banglish).await;
     let shown = [
         after[0]["blocked_reason"].as_str(),
@@ -1226,6 +1245,9 @@ async fn a_gateway_answer_kept_with_a_cached_verdict_stays_with_it() {
     ];
     for (i, s) in shown.into_iter().enumerate() {
         let s = s.unwrap_or_else(|| panic!("adapter {i}: no reply in {}", after[i]));
-        assert!(s.starts_with("Please write in English or Bangla."), "adapter {i}: {s:?}");
+        assert!(
+            s.starts_with("Please write in English or Bangla."),
+            "adapter {i}: {s:?}"
+        );
     }
 }
