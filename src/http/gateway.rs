@@ -10,16 +10,20 @@
 //! answered with a `422`. A `422` is for a request that is not the contract at all.
 
 use super::error::ApiError;
-use super::extract::Opened;
+use super::extract::{json_response, Opened};
 pub use super::records::{Action, Adapter};
 use crate::product::Product;
 use crate::screens::caller::Caller;
+use crate::screens::input::answer::View;
 use crate::screens::input::Answered;
 use crate::screens::output::{self, OutputReason};
 use crate::screens::tools::{self, Decision as GateDecision, ProposedCall, Round};
 use crate::verdict::{Decision, Outcome, Reply, Verdict};
-use serde::Deserialize;
+use actix_web::http::header;
+use actix_web::HttpResponse;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::sync::OnceLock;
 use utoipa::ToSchema;
 
 /// One chat message as the gateways send it (OpenAI's shape). Unknown fields are ignored.
@@ -49,9 +53,137 @@ impl ChatMessage {
     }
 }
 
-/// The last message with role `user`.
-pub fn last_user(messages: &[ChatMessage]) -> Option<&ChatMessage> {
-    messages.iter().rev().find(|m| m.is("user"))
+/// A conversation as a gateway sends it (an array of [`ChatMessage`]), read in one pass that
+/// keeps only what the screens read: the last message with role `user`, the last message, and
+/// how many there were. Every message is read as a `ChatMessage` is (the same fields, the same
+/// errors for a field of the wrong type), but the others are read past without a copy of their
+/// texts: a long transcript costs a scan of its bytes, not an allocation per message.
+#[derive(Debug, Default)]
+pub struct Transcript {
+    len: usize,
+    last_user: Option<ChatMessage>,
+    /// The last message, when it is not a user's (else it is `last_user`).
+    last_other: Option<ChatMessage>,
+}
+
+impl Transcript {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The last message with role `user`.
+    pub fn last_user(&self) -> Option<&ChatMessage> {
+        self.last_user.as_ref()
+    }
+
+    /// The last message.
+    pub fn last(&self) -> Option<&ChatMessage> {
+        self.last_other.as_ref().or(self.last_user.as_ref())
+    }
+}
+
+/// A message as it lies in the body: its role (copied only when escaped) and its content and
+/// calls as the JSON text they are, validated but not built.
+#[derive(Deserialize)]
+#[serde(rename = "ChatMessage")]
+struct MessageRef<'a> {
+    #[serde(default, borrow)]
+    role: Option<Role<'a>>,
+    #[serde(default, borrow)]
+    content: Option<&'a serde_json::value::RawValue>,
+    #[serde(default, borrow)]
+    tool_calls: Option<Vec<&'a serde_json::value::RawValue>>,
+}
+
+impl MessageRef<'_> {
+    fn is(&self, role: &str) -> bool {
+        self.role
+            .as_ref()
+            .is_some_and(|r| r.0.trim().eq_ignore_ascii_case(role))
+    }
+
+    /// The message, built (its content and calls read as values, as `ChatMessage` reads them).
+    fn owned(&self) -> serde_json::Result<ChatMessage> {
+        let value = |raw: &serde_json::value::RawValue| serde_json::from_str::<Value>(raw.get());
+        Ok(ChatMessage {
+            role: self.role.as_ref().map(|r| r.0.to_string()),
+            content: self.content.map(value).transpose()?,
+            tool_calls: match &self.tool_calls {
+                Some(calls) => Some(calls.iter().map(|c| value(c)).collect::<Result<_, _>>()?),
+                None => None,
+            },
+        })
+    }
+}
+
+/// A role: borrowed from the body unless it holds an escape.
+struct Role<'a>(std::borrow::Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Role<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl<'de> serde::de::Visitor<'de> for Text {
+            type Value = std::borrow::Cow<'de, str>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(std::borrow::Cow::Borrowed(v))
+            }
+
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(std::borrow::Cow::Owned(v.to_string()))
+            }
+        }
+        d.deserialize_str(Text).map(Role)
+    }
+}
+
+impl<'de> Deserialize<'de> for Transcript {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Messages;
+        impl<'de> serde::de::Visitor<'de> for Messages {
+            type Value = Transcript;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a sequence")
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Transcript, A::Error> {
+                let mut len = 0;
+                let (mut last_user, mut last) = (None, None);
+                while let Some(m) = seq.next_element::<MessageRef<'de>>()? {
+                    len += 1;
+                    let user = m.is("user");
+                    if user {
+                        last_user = Some(m);
+                        last = None;
+                    } else {
+                        last = Some(m);
+                    }
+                }
+                let owned = |m: Option<MessageRef>| {
+                    m.map(|m| m.owned().map_err(serde::de::Error::custom))
+                        .transpose()
+                };
+                Ok(Transcript {
+                    len,
+                    last_user: owned(last_user)?,
+                    last_other: owned(last)?,
+                })
+            }
+        }
+        d.deserialize_seq(Messages)
+    }
 }
 
 /// Why a message cannot be screened. Each is refused (fail closed) with this code.
@@ -269,14 +401,97 @@ pub async fn screen_question<T>(
     let verdict: &Verdict = match &answered {
         Some(Answered::Shared(answer)) => &answer.verdict,
         Some(Answered::Fresh(verdict)) => verdict,
-        // The product was found when the request was opened, on this same configuration.
-        None => {
-            let message = reply_text(&product.replies.unavailable, None);
-            checks.refuse(QUESTION_RAIL, RailKind::Input, "check_failed", message);
-            return;
-        }
+        None => return question_unavailable(product, checks),
     };
     question_rails(product, verdict, checks);
+}
+
+/// The shapes of a gateway's answer to a question alone: each keeps its rendering of a cached
+/// verdict in its own slot of the verdict's views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuestionShape {
+    /// LiteLLM's request side.
+    LiteLlm = 0,
+    /// NeMo's microservice checks, input rails only.
+    NemoChecks = 1,
+    /// The open-source NeMo server's checks, input rails only.
+    NemoOss = 2,
+    /// The Guardrail Webhook API's `/request`.
+    Webhook = 3,
+}
+
+/// The question screen alone, for a request whose whole answer is what that screen concludes:
+/// [`screen_question`], then `render` writes the contract's answer from the [`Checks`], and the
+/// answer is recorded. A verdict read from the cache is rendered once per shape and kept with
+/// it (its views, which live and die with that verdict: the same product, configuration and
+/// text), so the same question again is answered as `/v1/screen` answers it, without building
+/// rails, replies or JSON again.
+pub async fn answer_question<T, A: Serialize>(
+    open: &Opened<T>,
+    text: Result<String, Unscreenable>,
+    adapter: Adapter,
+    shape: QuestionShape,
+    render: impl FnOnce(&Checks) -> A,
+) -> HttpResponse {
+    let mut checks = Checks::default();
+    let text = match text {
+        Ok(text) => text,
+        Err(why) => {
+            refuse_unscreenable(open, QUESTION_RAIL, RailKind::Input, why, &mut checks);
+            checks.record(open, adapter);
+            return json_response(&render(&checks));
+        }
+    };
+    let product = &open.product;
+    let answer = match open.screener.answer(&product.name, &text, None, None).await {
+        Some(Answered::Shared(answer)) => answer,
+        Some(Answered::Fresh(verdict)) => {
+            question_rails(product, &verdict, &mut checks);
+            checks.record(open, adapter);
+            return json_response(&render(&checks));
+        }
+        None => {
+            question_unavailable(product, &mut checks);
+            checks.record(open, adapter);
+            return json_response(&render(&checks));
+        }
+    };
+    let cell = answer.views.slot(shape as usize);
+    let view = match cell.and_then(OnceLock::get) {
+        Some(view) => view,
+        None => {
+            question_rails(product, &answer.verdict, &mut checks);
+            // Rendered once; another request of this thread may have filled the cell since, with
+            // the same bytes.
+            let answered = render(&checks);
+            let (Some(cell), Ok(json)) = (cell, serde_json::to_vec(&answered)) else {
+                checks.record(open, adapter);
+                return json_response(&answered);
+            };
+            cell.get_or_init(|| View {
+                json: json.into(),
+                refused: checks.refused(),
+            })
+        }
+    };
+    let action = match view.refused {
+        true => Action::Block,
+        false => Action::Allow,
+    };
+    open.state.http.record_gateway(adapter, action);
+    HttpResponse::Ok()
+        .insert_header(header::ContentType::json())
+        .body(view.json.clone())
+}
+
+// Every shape has its slot.
+const _: () = assert!((QuestionShape::Webhook as usize) < crate::screens::input::answer::VIEWS);
+
+/// The product was found when the request was opened, on this same configuration; should the
+/// screen still not know it, the question is refused as a check that failed.
+fn question_unavailable(product: &Product, checks: &mut Checks) {
+    let message = reply_text(&product.replies.unavailable, None);
+    checks.refuse(QUESTION_RAIL, RailKind::Input, "check_failed", message);
 }
 
 /// Refuse a message guard cannot screen, on `rail`, with the product's safety reply (in both
@@ -455,7 +670,11 @@ pub fn header_text(value: Option<&str>) -> Option<String> {
     value
         .map(str::trim)
         .filter(|v| !v.is_empty() && *v != "[present]")
-        .map(|v| v.chars().take(256).collect())
+        .map(|v| match v.len() <= 256 {
+            // Never more characters than bytes.
+            true => v.to_string(),
+            false => v.chars().take(256).collect(),
+        })
 }
 
 #[cfg(test)]
@@ -490,6 +709,100 @@ mod tests {
             assert_eq!(content_text(Some(&content)), want, "{content}");
         }
         assert_eq!(content_text(None), Err(Unscreenable::NoQuestion));
+    }
+
+    mod transcript {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// A message as gateways write them, and as they should not: roles in any case and
+        /// padding (or escaped, or of the wrong type), content as a string, parts, null, a
+        /// number or absent, calls or a wrong `tool_calls`, extra fields, the array form.
+        fn message() -> impl Strategy<Value = Value> {
+            let role = prop_oneof![
+                Just(json!("user")),
+                Just(json!(" User ")),
+                Just(json!("assistant")),
+                Just(json!("system")),
+                Just(json!("tool")),
+                Just(json!("user\n")),
+                Just(json!("\"user\"")),
+                Just(json!(7)),
+                Just(Value::Null),
+            ];
+            let content = prop_oneof![
+                "[a-z \\n\"\u{0995}-\u{09a0}]{0,12}".prop_map(Value::String),
+                Just(json!([{"type": "text", "text": "a"}, "b"])),
+                Just(json!([{"type": "image_url", "image_url": {"url": "x"}}])),
+                Just(Value::Null),
+                Just(json!(3)),
+            ];
+            let calls = prop_oneof![
+                Just(None),
+                Just(Some(
+                    json!([{"id": "c", "function": {"name": "f", "arguments": "{}"}}])
+                )),
+                Just(Some(Value::Null)),
+                Just(Some(json!("not calls"))),
+            ];
+            (role, content, calls, any::<[bool; 3]>()).prop_map(|(role, content, calls, has)| {
+                let mut m = serde_json::Map::new();
+                if has[0] {
+                    m.insert("role".into(), role);
+                }
+                if has[1] {
+                    m.insert("content".into(), content);
+                }
+                if let Some(calls) = calls {
+                    m.insert("tool_calls".into(), calls);
+                }
+                if has[2] {
+                    m.insert("name".into(), json!({"extra": [1, {"x": null}]}));
+                }
+                Value::Object(m)
+            })
+        }
+
+        fn messages() -> impl Strategy<Value = Value> {
+            let one = prop_oneof![
+                8 => message(),
+                1 => Just(json!(["user", "as an array"])),
+                1 => Just(json!("not a message")),
+            ];
+            prop::collection::vec(one, 0..8).prop_map(Value::Array)
+        }
+
+        /// The last message with role `user`, read from every message built.
+        fn last_user(messages: &[ChatMessage]) -> Option<&ChatMessage> {
+            messages.iter().rev().find(|m| m.is("user"))
+        }
+
+        fn same(a: Option<&ChatMessage>, b: Option<&ChatMessage>) -> bool {
+            let key = |m: &ChatMessage| (m.role.clone(), m.content.clone(), m.tool_calls.clone());
+            a.map(key) == b.map(key)
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+            /// The transcript reads what the messages read as `ChatMessage`s: the same
+            /// refusals, the same count, the same last user message and last message.
+            #[test]
+            fn a_transcript_keeps_what_the_messages_say(v in messages()) {
+                let text = v.to_string();
+                let full = serde_json::from_str::<Vec<ChatMessage>>(&text);
+                let kept = serde_json::from_str::<Transcript>(&text);
+                match (full, kept) {
+                    (Ok(full), Ok(kept)) => {
+                        prop_assert_eq!(full.len(), kept.len());
+                        prop_assert!(same(last_user(&full), kept.last_user()), "{}", text);
+                        prop_assert!(same(full.last(), kept.last()), "{}", text);
+                    }
+                    (Err(_), Err(_)) => {}
+                    (full, kept) => prop_assert!(false, "{text}: {full:?} vs {kept:?}"),
+                }
+            }
+        }
     }
 
     #[test]

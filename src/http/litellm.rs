@@ -24,9 +24,9 @@
 use super::error::ApiError;
 use super::extract::{json_response, named_product, product_from_request, Opened, RouteRequest};
 use super::extract::{label, Source};
+use super::gateway::{answer_question, screen_answers, Adapter, ChatMessage, Checks};
 use super::gateway::{caller_of_header, content_text, fresh_id, gate_calls, header_text};
-use super::gateway::{last_user, screenable, CALLER_HEADER};
-use super::gateway::{screen_answers, screen_question, Adapter, ChatMessage, Checks, Unscreenable};
+use super::gateway::{screenable, QuestionShape, Transcript, Unscreenable, CALLER_HEADER};
 use crate::screens::caller::Caller;
 use actix_web::{HttpRequest, HttpResponse};
 use serde::de::IgnoredAny;
@@ -49,7 +49,8 @@ pub struct RawLiteLlm {
     texts: Option<Vec<String>>,
     /// Request: the messages, with their roles (where the last user message is found).
     #[serde(default)]
-    structured_messages: Option<Vec<ChatMessage>>,
+    #[schema(value_type = Option<Vec<ChatMessage>>)]
+    structured_messages: Option<Transcript>,
     /// Response: the calls the model proposes, `[{id, type: "function", function: {name,
     /// arguments: "<JSON text>"}}]`, gated. Request: the calls of earlier turns (not gated).
     #[serde(default)]
@@ -143,11 +144,11 @@ impl<'de> Deserialize<'de> for ForwardedHeaders {
                 mut map: A,
             ) -> Result<ForwardedHeaders, A::Error> {
                 let mut kept = ForwardedHeaders::default();
-                while let Some(name) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    if name.eq_ignore_ascii_case("x-guard-conversation") {
+                while let Some(name) = map.next_key::<HeaderName>()? {
+                    if name == HeaderName::Conversation {
                         let value: Value = map.next_value()?;
                         kept.conversation = value.as_str().map(str::to_string);
-                    } else if name.eq_ignore_ascii_case(CALLER_HEADER) {
+                    } else if name == HeaderName::Caller {
                         let value: Value = map.next_value()?;
                         kept.caller = value.as_str().map(str::to_string);
                     } else {
@@ -161,16 +162,56 @@ impl<'de> Deserialize<'de> for ForwardedHeaders {
     }
 }
 
+/// Which of guard's headers a header's name is (any case), read without a copy of it.
+#[derive(Debug, PartialEq, Eq)]
+enum HeaderName {
+    Conversation,
+    Caller,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for HeaderName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = HeaderName;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_str<E>(self, v: &str) -> Result<HeaderName, E> {
+                Ok(if v.eq_ignore_ascii_case("x-guard-conversation") {
+                    HeaderName::Conversation
+                } else if v.eq_ignore_ascii_case(CALLER_HEADER) {
+                    HeaderName::Caller
+                } else {
+                    HeaderName::Other
+                })
+            }
+        }
+        d.deserialize_str(Name)
+    }
+}
+
 /// A checked call: the side, and what that side screens.
 #[derive(Debug)]
 pub struct LiteLlmCall {
     side: InputType,
     texts: Vec<String>,
-    messages: Option<Vec<ChatMessage>>,
+    messages: Option<Transcript>,
     tool_calls: Vec<Value>,
-    conversation: String,
-    turn: String,
+    ids: Ids,
     caller: Option<Caller>,
+}
+
+/// What the gate's conversation and turn are made from, as sent.
+#[derive(Debug)]
+struct Ids {
+    call: Option<String>,
+    trace: Option<String>,
+    forwarded: Option<String>,
+    end_user: Option<String>,
 }
 
 impl RouteRequest for LiteLlmCall {
@@ -198,28 +239,39 @@ impl RouteRequest for LiteLlmCall {
             Some(t) if t.eq_ignore_ascii_case("response") => InputType::Response,
             _ => return Err(ApiError::MissingInputType),
         };
-        let turn = header_text(raw.litellm_call_id.as_deref()).unwrap_or_else(|| fresh_id("turn"));
         let headers = raw.request_headers.unwrap_or_default();
         let caller = caller_of_header(headers.caller.as_deref())?;
-        let forwarded = header_text(headers.conversation.as_deref());
-        let end_user = raw
-            .request_data
-            .and_then(|d| label(d.user_api_key_end_user_id.as_ref()))
-            .and_then(|u| header_text(Some(&u)))
-            .map(|u| format!("user:{u}"));
-        let conversation = forwarded
-            .or(end_user)
-            .or_else(|| header_text(raw.litellm_trace_id.as_deref()))
-            .unwrap_or_else(|| turn.clone());
         Ok(LiteLlmCall {
             side,
             texts: raw.texts.unwrap_or_default(),
             messages: raw.structured_messages,
             tool_calls: raw.tool_calls.unwrap_or_default(),
-            conversation,
-            turn,
+            ids: Ids {
+                call: raw.litellm_call_id,
+                trace: raw.litellm_trace_id,
+                forwarded: headers.conversation,
+                end_user: raw
+                    .request_data
+                    .and_then(|d| label(d.user_api_key_end_user_id.as_ref())),
+            },
             caller,
         })
+    }
+}
+
+impl LiteLlmCall {
+    /// The gate's conversation and turn, worked out only for calls to gate (the request side
+    /// gates nothing, and never pays for them): the turn is `litellm_call_id`, else a fresh id;
+    /// the conversation is the forwarded `x-guard-conversation`, else the end user, else
+    /// `litellm_trace_id`, else the turn.
+    fn ids(&self) -> (String, String) {
+        let ids = &self.ids;
+        let turn = header_text(ids.call.as_deref()).unwrap_or_else(|| fresh_id("turn"));
+        let conversation = header_text(ids.forwarded.as_deref())
+            .or_else(|| header_text(ids.end_user.as_deref()).map(|u| format!("user:{u}")))
+            .or_else(|| header_text(ids.trace.as_deref()))
+            .unwrap_or_else(|| turn.clone());
+        (conversation, turn)
     }
 }
 
@@ -264,22 +316,26 @@ pub enum LiteLlmAction {
 )]
 pub async fn guardrail(open: Opened<LiteLlmCall>) -> Result<HttpResponse, ApiError> {
     let call = &open.request;
+    if call.side == InputType::Request {
+        let render = |checks: &Checks| answer(checks, None);
+        let shape = QuestionShape::LiteLlm;
+        return Ok(answer_question(&open, question(call), Adapter::LiteLlm, shape, render).await);
+    }
     let mut checks = Checks::default();
-    let mut texts = None;
-    match call.side {
-        InputType::Request => screen_question(&open, question(call), &mut checks).await,
-        InputType::Response => {
-            texts = Some(screen_answers(&open, &call.texts, &mut checks));
-            if !checks.refused() && !call.tool_calls.is_empty() {
-                let (conversation, turn) = (call.conversation.clone(), call.turn.clone());
-                let calls = call.tool_calls.clone();
-                let caller = call.caller.clone();
-                gate_calls(&open, conversation, turn, caller, calls, &mut checks).await;
-            }
-        }
+    let texts = screen_answers(&open, &call.texts, &mut checks);
+    if !checks.refused() && !call.tool_calls.is_empty() {
+        let (conversation, turn) = call.ids();
+        let calls = call.tool_calls.clone();
+        let caller = call.caller.clone();
+        gate_calls(&open, conversation, turn, caller, calls, &mut checks).await;
     }
     checks.record(&open, Adapter::LiteLlm);
-    let answer = match (&checks.refusal, checks.masked) {
+    Ok(json_response(&answer(&checks, Some(texts))))
+}
+
+/// The answer for what the screens concluded (`texts`: the answer's texts, masked).
+fn answer(checks: &Checks, texts: Option<Vec<String>>) -> LiteLlmAnswer {
+    match (&checks.refusal, checks.masked) {
         (Some(refusal), _) => LiteLlmAnswer {
             action: LiteLlmAction::Blocked,
             blocked_reason: Some(refusal.message.clone()),
@@ -295,14 +351,13 @@ pub async fn guardrail(open: Opened<LiteLlmCall>) -> Result<HttpResponse, ApiErr
             blocked_reason: None,
             texts: None,
         },
-    };
-    Ok(json_response(&answer))
+    }
 }
 
 /// The question of a request: the last user message, or without messages the last text.
 fn question(call: &LiteLlmCall) -> Result<String, Unscreenable> {
     match &call.messages {
-        Some(messages) => match last_user(messages) {
+        Some(messages) => match messages.last_user() {
             Some(m) => content_text(m.content.as_ref()),
             None => Err(Unscreenable::NoQuestion),
         },

@@ -22,10 +22,11 @@
 use super::error::{ApiError, ErrorBody};
 use super::extract::Source;
 use super::extract::{json_response, named_product, product_from_request, Opened, RouteRequest};
+use super::gateway::{answer_question, QuestionShape, RailKind, Unscreenable};
 use super::gateway::{caller_of_header, content_text, fresh_id, gate_calls, header_text};
-use super::gateway::{last_user, screen_answers, CALLER_HEADER};
+use super::gateway::{screen_answers, Transcript, CALLER_HEADER};
 use super::gateway::{refuse_unscreenable, screen_question, Adapter, ChatMessage, Checks};
-use super::gateway::{RailKind, Unscreenable, OUTPUT_RAIL, QUESTION_RAIL};
+use super::gateway::{OUTPUT_RAIL, QUESTION_RAIL};
 use actix_web::{HttpRequest, HttpResponse};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
@@ -47,7 +48,7 @@ pub struct RawNemoCheck {
     /// The conversation, in order; not empty.
     #[serde(default)]
     #[schema(value_type = Vec<ChatMessage>, required = true)]
-    messages: Option<Vec<ChatMessage>>,
+    messages: Option<Transcript>,
     #[serde(default)]
     guardrails: Option<NemoGuardrails>,
 }
@@ -76,7 +77,7 @@ pub struct NemoGuardrails {
 /// A checked request: the messages and which rails run on them.
 #[derive(Debug)]
 pub struct NemoCheck {
-    messages: Vec<ChatMessage>,
+    messages: Transcript,
     input: bool,
     output: bool,
     conversation: Option<String>,
@@ -111,7 +112,7 @@ impl RouteRequest for NemoCheck {
         let (input, output) = match g.rail_types.as_deref() {
             Some(types) if !types.is_empty() => (named("input", types), named("output", types)),
             _ => (
-                messages.iter().any(|m| m.is("user")),
+                messages.last_user().is_some(),
                 messages.last().is_some_and(|m| m.is("assistant")),
             ),
         };
@@ -158,10 +159,7 @@ async fn run(open: &Opened<NemoCheck>, req: &HttpRequest) -> (Checks, Option<Str
         return (checks, content);
     }
     if check.input {
-        let question = match last_user(&check.messages) {
-            Some(m) => content_text(m.content.as_ref()),
-            None => Err(Unscreenable::NoQuestion),
-        };
+        let question = question(check);
         content = question.as_ref().ok().cloned();
         screen_question(open, question, &mut checks).await;
     }
@@ -289,8 +287,33 @@ pub struct NemoGuardSummary {
     )
 )]
 pub async fn checks(open: Opened<NemoCheck>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    let config_rev = &open.product.config_rev;
+    if let Some(question) = input_only(&open.request) {
+        // Input rails alone mask nothing: the answer has no content to carry.
+        let render = |checks: &Checks| checks_answer(checks, None, config_rev);
+        let (adapter, shape) = (Adapter::NemoChecks, QuestionShape::NemoChecks);
+        return Ok(answer_question(&open, question, adapter, shape, render).await);
+    }
     let (checks, content) = run(&open, &req).await;
     checks.record(&open, Adapter::NemoChecks);
+    Ok(json_response(&checks_answer(&checks, content, config_rev)))
+}
+
+/// The question of a request that runs the input rails alone, when it does.
+fn input_only(check: &NemoCheck) -> Option<Result<String, Unscreenable>> {
+    (check.input && !check.output).then(|| question(check))
+}
+
+/// The last user message's text.
+fn question(check: &NemoCheck) -> Result<String, Unscreenable> {
+    match check.messages.last_user() {
+        Some(m) => content_text(m.content.as_ref()),
+        None => Err(Unscreenable::NoQuestion),
+    }
+}
+
+/// The microservice's answer for what the rails concluded (`content`: the text after them).
+fn checks_answer(checks: &Checks, content: Option<String>, config_rev: &str) -> NemoCheckAnswer {
     // A masked answer cannot travel in this shape: it is refused, the masked text kept aside.
     let masked = checks.masked && !checks.refused();
     let mut rails_status = BTreeMap::new();
@@ -339,17 +362,17 @@ pub async fn checks(open: Opened<NemoCheck>, req: HttpRequest) -> Result<HttpRes
             Some(r) => Some(r.message.clone()),
             None => content.filter(|_| masked),
         },
-        config_rev: open.product.config_rev.clone(),
+        config_rev: config_rev.to_string(),
     };
     let log = NemoLog {
         activated_rails: activated,
         stats: BTreeMap::new(),
     };
-    Ok(json_response(&NemoCheckAnswer {
+    NemoCheckAnswer {
         status,
         rails_status,
         guardrails_data: NemoGuardrailsData { log, guard },
-    }))
+    }
 }
 
 /// `passed`, `modified` or `blocked`.
@@ -389,9 +412,22 @@ pub async fn checks_oss(
     open: Opened<NemoCheck>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
+    if let Some(question) = input_only(&open.request) {
+        // Passed, the content is the question: the view is of this very text (a verdict's
+        // views never serve another).
+        let content = question.as_ref().ok().cloned();
+        let render = |checks: &Checks| oss_answer(checks, content);
+        let (adapter, shape) = (Adapter::NemoOss, QuestionShape::NemoOss);
+        return Ok(answer_question(&open, question, adapter, shape, render).await);
+    }
     let (checks, content) = run(&open, &req).await;
     checks.record(&open, Adapter::NemoOss);
-    let answer = match &checks.refusal {
+    Ok(json_response(&oss_answer(&checks, content)))
+}
+
+/// The open-source server's answer for what the rails concluded.
+fn oss_answer(checks: &Checks, content: Option<String>) -> NemoOssAnswer {
+    match &checks.refusal {
         Some(r) => NemoOssAnswer {
             status: NemoOssStatus::Blocked,
             content: r.message.clone(),
@@ -405,6 +441,5 @@ pub async fn checks_oss(
             content: content.unwrap_or_default(),
             rail: None,
         },
-    };
-    Ok(json_response(&answer))
+    }
 }

@@ -19,8 +19,8 @@
 use super::error::{ApiError, ErrorBody};
 use super::extract::Source;
 use super::extract::{json_response, named_product, product_from_request, Opened, RouteRequest};
-use super::gateway::{content_text, last_user, screen_answers, screen_question, Adapter, Checks};
-use super::gateway::{ChatMessage, Unscreenable};
+use super::gateway::{answer_question, content_text, screen_answers, Adapter, Checks};
+use super::gateway::{ChatMessage, QuestionShape, Transcript, Unscreenable};
 use actix_web::{HttpRequest, HttpResponse};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -44,7 +44,7 @@ pub struct RawPrompt {
 pub struct PromptMessages {
     #[serde(default)]
     #[schema(value_type = Vec<WebhookMessage>, required = true)]
-    messages: Option<Vec<ChatMessage>>,
+    messages: Option<Transcript>,
 }
 
 /// A message of the Webhook API: both fields are strings.
@@ -86,7 +86,7 @@ pub struct ResponseChoice {
 /// A checked prompt.
 #[derive(Debug)]
 pub struct Prompt {
-    messages: Vec<ChatMessage>,
+    messages: Transcript,
 }
 
 /// A checked answer: each choice's role and content.
@@ -225,16 +225,19 @@ pub struct ResponseChoicesOut {
     )
 )]
 pub async fn request(open: Opened<Prompt>) -> Result<HttpResponse, ApiError> {
-    let question = match last_user(&open.request.messages) {
+    let question = match open.request.messages.last_user() {
         Some(m) => content_text(m.content.as_ref()),
         None => Err(Unscreenable::NoQuestion),
     };
-    let mut checks = Checks::default();
-    screen_question(&open, question, &mut checks).await;
-    checks.record(&open, Adapter::Webhook);
-    let action = match checks.refusal {
+    let shape = QuestionShape::Webhook;
+    Ok(answer_question(&open, question, Adapter::Webhook, shape, prompt_answer).await)
+}
+
+/// `/request`'s answer for what the question screen concluded.
+fn prompt_answer(checks: &Checks) -> PromptAnswer {
+    let action = match &checks.refusal {
         Some(r) => PromptAction::Reject(RejectAction {
-            body: r.message,
+            body: r.message.clone(),
             status_code: 403,
             reason: Some(r.reason.to_string()),
         }),
@@ -242,7 +245,7 @@ pub async fn request(open: Opened<Prompt>) -> Result<HttpResponse, ApiError> {
             reason: Some("passed".into()),
         }),
     };
-    Ok(json_response(&PromptAnswer { action }))
+    PromptAnswer { action }
 }
 
 /// The Guardrail Webhook API's response webhook.

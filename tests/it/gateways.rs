@@ -1128,3 +1128,152 @@ async fn generated_answers_are_masked_as_the_native_output_screen_does() {
         assert!(!a.to_string().contains("4111"), "{a}");
     }
 }
+
+/// The four adapters' answers to a question alone, each as its gateway asks it.
+async fn question_answers<S, B>(app: &S, question: &str) -> Vec<Value>
+where
+    S: actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<B>,
+        Error = actix_web::Error,
+    >,
+    B: actix_web::body::MessageBody,
+{
+    let system = json!({"role": "system", "content": "You are the wallet's assistant."});
+    let messages = [system, user(question)];
+    let mut answers = vec![
+        post_checked(app, LITELLM, litellm_request(&messages))
+            .await
+            .1,
+        post_checked(
+            app,
+            "/v1/guardrail/checks",
+            nemo(json!(messages), json!({"config_id": P})),
+        )
+        .await
+        .1,
+        post_checked(
+            app,
+            "/v1/checks",
+            nemo(json!(messages), json!({"config_id": P})),
+        )
+        .await
+        .1,
+        webhook(
+            app,
+            "/request",
+            Some(P),
+            json!({"body": {"messages": messages}}),
+        )
+        .await
+        .1,
+    ];
+    // The revision differs between two configurations by construction.
+    if let Some(guard) = answers[1]["guardrails_data"]["guard"].as_object_mut() {
+        guard.remove("config_rev");
+    }
+    answers
+}
+
+/// A cached verdict's answer in a gateway's shape is kept with that verdict (rendered once),
+/// and never outlives or crosses it: asked again, every adapter answers exactly as the first
+/// time and exactly as it does with the cache off (every answer rendered afresh); a text that
+/// differs only in what normalising removes is its own answer (the open-source NeMo shape
+/// echoes it); a reload that changes a reply changes the answers at once.
+#[actix_web::test]
+async fn a_gateway_answer_kept_with_a_cached_verdict_stays_with_it() {
+    use crate::harness::{state_for, state_with_token, TempConfig};
+    use guard::config::Overrides;
+    let cfg = TempConfig::new(|_, t| t);
+    let state = state_with_token(cfg.path(), Overrides::default(), Some("s3cret"));
+    let app = app_for(state).await;
+    let off_cfg =
+        TempConfig::new(|_, t| t.replace("[cache]\nenabled = true", "[cache]\nenabled = false"));
+    let off = app_for(state_for(off_cfg.path(), Overrides::default())).await;
+
+    let products = vec![P.to_string(), "bank-operator".to_string()];
+    let mut questions = Vec::new();
+    for suite in [
+        "injection-direct-en",
+        "language-chat-banglish",
+        "language-chat-other",
+        "wallet-must-allow",
+        "policy-wallet-abuse",
+    ] {
+        let path = repo_root().join(format!("tests/evals/{suite}.yaml"));
+        match guard::eval::suite::load_suite(&path, &products) {
+            // Every fourth case: the suites' spread without the whole run's time.
+            Ok(cases) => questions.extend(cases.into_iter().step_by(4).map(|c| c.text)),
+            Err(e) => panic!("{suite}: {e:?}"),
+        }
+    }
+    assert!(questions.len() > 30, "{}", questions.len());
+    let (mut blocked, mut passed) = (0, 0);
+    for q in &questions {
+        let first = question_answers(&app, q).await;
+        let again = question_answers(&app, q).await;
+        let fresh = question_answers(&off, q).await;
+        assert_eq!(first, again, "{q:?}: asked again");
+        assert_eq!(first, fresh, "{q:?}: with the cache off");
+        match first[0]["action"].as_str() {
+            Some("BLOCKED") => blocked += 1,
+            _ => passed += 1,
+        }
+    }
+    assert!(
+        blocked > 5 && passed > 5,
+        "{blocked} blocked, {passed} passed"
+    );
+
+    // The same verdict (one cache entry) for texts that normalise alike; each its own answer.
+    let texts = [
+        "What is the cash out charge?",
+        "What is the cash out charge?  ",
+        "What  is the cash out charge?",
+    ];
+    for _ in 0..2 {
+        for t in texts {
+            let a = question_answers(&app, t).await;
+            assert_eq!(a[2]["status"], "passed", "{t:?}: {}", a[2]);
+            assert_eq!(a[2]["content"], t, "{t:?}: the answer of another text");
+        }
+    }
+
+    // A reload with a new reply: the cached answers of the old configuration are gone.
+    let banglish = "amar card block kore den please";
+    let before = question_answers(&app, banglish).await;
+    assert_eq!(before[0]["action"], "BLOCKED", "{}", before[0]);
+    let product = cfg.path().join(format!("products/{P}.toml"));
+    let text = std::fs::read_to_string(&product).unwrap_or_default();
+    let old = wallet().replies.language.en.to_string();
+    assert!(
+        text.contains(&old),
+        "the product file holds its language reply"
+    );
+    cfg.write(
+        &format!("products/{P}.toml"),
+        &text.replace(&old, "Please write in English or Bangla."),
+    );
+    let reload = web_test::TestRequest::post()
+        .uri("/admin/reload")
+        .insert_header(("authorization", "Bearer s3cret"))
+        .to_request();
+    assert_eq!(
+        web_test::call_service(&app, reload).await.status().as_u16(),
+        200
+    );
+    let after = question_answers(&app, banglish).await;
+    let shown = [
+        after[0]["blocked_reason"].as_str(),
+        after[1]["guardrails_data"]["guard"]["content"].as_str(),
+        after[2]["content"].as_str(),
+        after[3]["action"]["body"].as_str(),
+    ];
+    for (i, s) in shown.into_iter().enumerate() {
+        let s = s.unwrap_or_else(|| panic!("adapter {i}: no reply in {}", after[i]));
+        assert!(
+            s.starts_with("Please write in English or Bangla."),
+            "adapter {i}: {s:?}"
+        );
+    }
+}

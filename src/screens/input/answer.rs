@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// A cached verdict as the HTTP API answers it: the verdict and its JSON (no request id),
-/// serialised once.
+/// serialised once. One answer is made for one question of one product in one loaded
+/// configuration, its text exactly as sent (see [`Recent`]), and is never handed out for another.
 #[derive(Debug)]
 pub struct Answer {
     pub verdict: Verdict,
@@ -19,6 +20,32 @@ pub struct Answer {
     pub expires: Instant,
     /// Its audit line but for latency and time, written on its first answer.
     pub audit: std::sync::OnceLock<PreparedLine>,
+    /// The same verdict written in other shapes (a gateway contract's answer), each made on
+    /// its first use.
+    pub views: Views,
+}
+
+/// How many other shapes an answer can keep.
+pub const VIEWS: usize = 4;
+
+/// Renderings of one answer's verdict, by slot (the HTTP layer numbers its shapes). Kept
+/// inside the [`Answer`], a rendering lives exactly as long as the verdict it was made from
+/// and cannot reach another product, configuration or text: those are other answers.
+#[derive(Debug, Default)]
+pub struct Views([std::sync::OnceLock<View>; VIEWS]);
+
+/// One rendering: the JSON body, and whether it refuses (what its answer is counted as).
+#[derive(Debug, Clone)]
+pub struct View {
+    pub json: bytes::Bytes,
+    pub refused: bool,
+}
+
+impl Views {
+    /// The cell of `slot` (`None` past [`VIEWS`]): filled by its first user.
+    pub fn slot(&self, slot: usize) -> Option<&std::sync::OnceLock<View>> {
+        self.0.get(slot)
+    }
 }
 
 /// Answers kept per thread (each HTTP worker is one thread).
@@ -118,6 +145,7 @@ mod tests {
                 json: bytes::Bytes::from_static(b"{}"),
                 expires,
                 audit: Default::default(),
+                views: Default::default(),
             })
         };
         let later = now + std::time::Duration::from_secs(60);

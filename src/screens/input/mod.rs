@@ -213,6 +213,7 @@ impl Screener {
             json: json.into(),
             expires,
             audit: Default::default(),
+            views: Default::default(),
         });
         Recent::keep(self.generation, product, &key, answer.clone());
         Some(Screened::Cached(answer))
