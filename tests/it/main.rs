@@ -27,4 +27,5 @@ mod policy;
 mod policy_props;
 mod props;
 mod reliability;
+mod results;
 mod streams;

@@ -63,6 +63,9 @@ pub enum GateReason {
     GateUnavailable,
     /// A check of the gate itself crashed: fail closed.
     CheckFailed,
+    /// The tool failed repeatedly in its health window (`[tool_gate] health`): carry on
+    /// without it.
+    ToolUnavailable,
 }
 
 impl GateReason {
@@ -82,6 +85,7 @@ impl GateReason {
             GateReason::DuplicateCall => "duplicate_call",
             GateReason::GateUnavailable => "gate_unavailable",
             GateReason::CheckFailed => "check_failed",
+            GateReason::ToolUnavailable => "tool_unavailable",
         }
     }
 
@@ -100,7 +104,8 @@ impl GateReason {
             | R::OverLimit
             | R::Velocity
             | R::GateUnavailable
-            | R::CheckFailed => Decision::Skip,
+            | R::CheckFailed
+            | R::ToolUnavailable => Decision::Skip,
         }
     }
 }
@@ -226,6 +231,13 @@ pub struct GateVerdict {
     pub conversation: String,
     pub turn: String,
     pub decisions: Vec<CallDecision>,
+    /// The product's tools that are failing right now (`[tool_gate] health`): calls to them
+    /// are skipped as `tool_unavailable`. Always present; empty when every tool is healthy.
+    /// Every tool of the product when the gate's store cannot be read (fail closed).
+    pub unavailable_tools: Vec<String>,
     pub config_rev: String,
     pub trace: Vec<GateTrace>,
+    /// The health changes this round saw (for the metrics). Never serialised.
+    #[serde(skip)]
+    pub health_changes: Vec<(String, crate::turn::health::HealthChange)>,
 }
