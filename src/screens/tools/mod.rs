@@ -27,6 +27,9 @@ pub mod wire;
 
 pub use verdict::{CallDecision, Decision, GateReason, GateStep, GateTrace, GateVerdict};
 pub use verdict::{ProposedCall, Round};
+// The turn's state beyond its calls (the contract of issue 28): `Stores::evidence`,
+// `add_evidence`, `ask_once`, `settle_ask`, `keep_results`.
+pub use turn::{AskOnce, KeptResults, ResultsBatch};
 
 use crate::product::Product;
 use crate::screens::records::Records;
