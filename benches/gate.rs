@@ -127,6 +127,93 @@ fn round_of_12_in_process(bencher: divan::Bencher) {
         });
 }
 
+/// [`round_of_12_in_process`] with per-tool health off (`failures = 0`): side by side, the
+/// cost of reading every tool's health window in the round.
+#[divan::bench]
+fn round_of_12_in_process_health_off(bencher: divan::Bencher) {
+    let p = &config().products["wallet-assistant"];
+    let mut policy = (*p.tools).clone();
+    policy.health.failures = 0;
+    let rt = runtime();
+    let stores = Stores {
+        memory: guard::screens::tools::store::MemoryStore::new(
+            guard::screens::tools::MEMORY_STORE_KEYS,
+        ),
+        redis: None,
+    };
+    bencher
+        .with_inputs(|| round(next_conversation()))
+        .bench_local_values(|r| {
+            rt.block_on(decide(
+                &p.name,
+                &p.config_rev,
+                &policy,
+                &stores,
+                r,
+                guard::screens::tools::now_ms(),
+            ))
+        });
+}
+
+/// Ten tool results of about 1,000 characters: their evidence (figures and identifiers).
+fn ten_results() -> Vec<String> {
+    (0..10)
+        .map(|i| {
+            let line = format!(
+                "{i}. 2026-11-{:02} sent ৳{},{:03}.00 to 0181100{i:04}, fee 5.50, balance 12,{i}00.00 BDT; ref TX{i}9{i}3. ",
+                i + 1,
+                i + 1,
+                i * 7
+            );
+            line.repeat(1000 / line.len() + 1)
+        })
+        .collect()
+}
+
+#[divan::bench]
+fn evidence_of_10_results_of_1000_chars(bencher: divan::Bencher) {
+    let texts = ten_results();
+    bencher.bench_local(|| {
+        let mut e = guard::turn::evidence::Evidence::default();
+        for t in &texts {
+            e.merge(&guard::turn::evidence::Evidence::of_text(divan::black_box(
+                t,
+            )));
+        }
+        e
+    });
+}
+
+/// The state step of `/v1/tool-results` in process: 10 results' evidence added to a fresh
+/// turn, ids looked up, one failure counted, the product's health read.
+#[divan::bench]
+fn keep_10_results_in_process(bencher: divan::Bencher) {
+    use guard::screens::tools::turn::ResultsBatch;
+    let p = &config().products["wallet-assistant"];
+    let rt = runtime();
+    let stores = Stores {
+        memory: guard::screens::tools::store::MemoryStore::new(
+            guard::screens::tools::MEMORY_STORE_KEYS,
+        ),
+        redis: None,
+    };
+    let mut evidence = guard::turn::evidence::Evidence::default();
+    for t in ten_results() {
+        evidence.merge(&guard::turn::evidence::Evidence::of_text(&t));
+    }
+    bencher
+        .with_inputs(|| ResultsBatch {
+            conversation: next_conversation(),
+            turn: "1".into(),
+            ids: (0..10).map(|i| format!("c{i}")).collect(),
+            evidence: evidence.clone(),
+            failures: vec!["send_sms".into()],
+        })
+        .bench_local_values(|b| {
+            rt.block_on(stores.keep_results(&p.tools, &p.name, &b, guard::screens::tools::now_ms()))
+        });
+}
+
 #[divan::bench]
 fn round_of_12_in_process_fresh_wallet(bencher: divan::Bencher) {
     let p = &config().products["wallet-assistant"];

@@ -81,6 +81,15 @@ api_errors! {
     TooManyDocuments(usize) => 422, "too_many_documents";
     /// The document at this index has no text.
     InvalidDocument(usize) => 422, "invalid_document";
+    MissingResults => 422, "missing_results";
+    /// More tool results than a request may carry (the limit).
+    TooManyResults(usize) => 422, "too_many_results";
+    /// The tool result at this index is not `{id, tool, ok, content}` (what is wrong).
+    InvalidResult(usize, &'static str) => 422, "invalid_result";
+    /// The tool result at this index has more content than the limit (in bytes).
+    ResultTooLarge(usize, usize) => 422, "result_too_large";
+    /// The turn's evidence would go over its limit (which).
+    TurnEvidenceFull(String) => 422, "turn_evidence_full";
     /// LiteLLM's `input_type` is absent or neither `request` nor `response`.
     MissingInputType => 422, "missing_input_type";
     /// A gateway contract's messages (or choices) are absent or empty (the message says which).
@@ -140,6 +149,15 @@ impl ApiError {
             }
             E::TooManyDocuments(n) => format!("at most {n} documents per request"),
             E::InvalidDocument(i) => format!("documents[{i}] needs `text`: a non-empty string"),
+            E::MissingResults => {
+                "`results` is required: an array of {id, tool, ok, content}".into()
+            }
+            E::TooManyResults(n) => format!("at most {n} results per request"),
+            E::InvalidResult(i, why) => format!("results[{i}]: {why}"),
+            E::ResultTooLarge(i, n) => {
+                format!("results[{i}].content is over the limit of {n} bytes: send less")
+            }
+            E::TurnEvidenceFull(limit) => format!("the turn cannot keep more evidence: {limit}"),
             E::InvalidConfig(_) => {
                 "the new configuration is invalid; the old one keeps serving".into()
             }

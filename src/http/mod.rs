@@ -5,6 +5,7 @@
 //!
 //! - [`screen`]   `POST /v1/screen`: the question (the input screen)
 //! - [`tools`]    `POST /v1/tool-calls`: the proposed tool calls (the gate)
+//! - [`results`]  `POST /v1/tool-results`: what the tools returned (screened, kept as evidence)
 //! - [`context`]  `POST /v1/screen-context`: untrusted documents (the context screen)
 //! - [`output`]   `POST /v1/screen-output` and `/stream`: the answer (the output screen)
 //! - [`litellm`]  `POST /beta/litellm_basic_guardrail_api`: LiteLLM's Generic Guardrail API
@@ -30,6 +31,7 @@ pub mod openapi;
 pub mod ops;
 pub mod output;
 pub mod records;
+pub mod results;
 pub mod screen;
 pub mod state;
 pub mod tools;
@@ -144,6 +146,7 @@ route_table! {
     post "/v1/screen-output" => output::screen_output;
     post "/v1/screen-output/stream" => output::screen_output_stream;
     post "/v1/tool-calls" => tools::tool_calls;
+    post "/v1/tool-results" => results::tool_results;
     post "/v1/screen-context" => context::screen_context;
     post "/beta/litellm_basic_guardrail_api" => litellm::guardrail;
     post "/v1/guardrail/checks" => nemo::checks;

@@ -4,6 +4,7 @@
 //! - [`input`]    the question, before the agent sees it: the pipeline of stages
 //! - [`tools`]    the tool calls the model proposes: the gate
 //! - [`context`]  untrusted content on its way into the model (documents, tool results)
+//! - [`results`]  tool results back through the guard: screened, wrapped, kept as the turn's evidence
 //! - [`output`]   the agent's answer on its way out: masking, blocking
 //! - [`caller`]   whose turn it is (the platform's session): read by every screen
 //! - [`records`]  every screen's metrics and the audit log they write to
@@ -19,6 +20,7 @@ pub mod context;
 pub mod input;
 pub mod output;
 pub mod records;
+pub mod results;
 pub mod tools;
 
 use crate::verdict::{FailMode, Outcome};

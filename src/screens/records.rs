@@ -6,6 +6,7 @@ use super::context::records::ContextMetrics;
 use super::input::records::InputMetrics;
 use super::input::stages::policy::PolicyAction;
 use super::output::records::OutputMetrics;
+use super::results::records::ResultsMetrics;
 use super::tools::records::GateMetrics;
 use crate::obs::audit::AuditLog;
 use crate::obs::metrics::Registry;
@@ -19,6 +20,7 @@ pub struct Records {
     pub tools: GateMetrics,
     pub output: OutputMetrics,
     pub context: ContextMetrics,
+    pub results: ResultsMetrics,
     pub audit: Arc<AuditLog>,
 }
 
@@ -35,6 +37,7 @@ impl Records {
             tools: GateMetrics::new(registry)?,
             output: OutputMetrics::new(registry)?,
             context: ContextMetrics::new(registry)?,
+            results: ResultsMetrics::new(registry)?,
             audit,
         })
     }
@@ -58,5 +61,6 @@ impl Records {
         self.output.init_product(&p.name);
         self.tools.init_product(&p.name, &p.tools);
         self.context.init_product(&p.name);
+        self.results.init_product(&p.name);
     }
 }

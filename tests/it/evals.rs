@@ -207,6 +207,7 @@ group: t_gate
 kind: gate
 cases:
   - name: limits
+    caller: {id: u1, records: {wallet: ["01711000000"]}}
     rounds:
       - calls:
           - {id: a, tool: send_money, args: {wallet: "01711000000", to: "01811000000", amount: 500}, expect: {decision: run}}
@@ -217,6 +218,7 @@ cases:
           - {id: d, tool: close_wallet, args: {wallet: "01711000000"}, expect: {decision: needs_approval, reason: irreversible}}
           - {id: e, tool: drain_wallet, args: {}, expect: {decision: skip, reason: tool_not_allowed}}
   - name: window
+    caller: {id: u1, records: {wallet: ["+880 1711-000000"]}}
     rounds:
       - {turn: "1", calls: [{id: a, tool: send_sms, args: {wallet: "01711000000", template: t1}, expect: {decision: run}}]}
       - {turn: "2", calls: [{id: b, tool: send_sms, args: {wallet: "01711000000", template: t2}, expect: {decision: run}}]}
@@ -233,6 +235,7 @@ constants: ["16247"]
 cases:
   - name: balance
     question: "আমার ব্যালেন্স কত?"
+    caller: {id: u1, records: {wallet: ["01711000000"]}}
     calls:
       - {id: c1, tool: get_balance, args: {wallet: "01711000000"}, expect: {decision: run}}
     results:

@@ -379,3 +379,241 @@ max = 5
     assert_eq!(decided[0], expected, "in process");
     assert_eq!(decided[1], expected, "redis");
 }
+
+fn runtime() -> tokio::runtime::Runtime {
+    match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn redis_stores(url: &str) -> guard::screens::tools::Stores {
+    match guard::screens::tools::Stores::with_redis(url) {
+        Ok(s) => s,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn redis_policy() -> guard::screens::tools::policy::ToolPolicy {
+    let mut p = crate::gate_args::shipped_policy("wallet-assistant");
+    p.store = guard::screens::tools::policy::StoreKind::Redis;
+    p.store_timeout_ms = 10_000;
+    p
+}
+
+/// Two replicas (two `Stores`) on one Redis: the evidence one adds the other reads, per turn,
+/// and of many concurrent askers across both exactly one gets `First`.
+#[test]
+fn two_replicas_share_the_turns_evidence_and_its_one_question() {
+    use guard::screens::tools::turn::AskOnce;
+    use guard::turn::evidence::Evidence;
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let (a, b) = (
+        std::sync::Arc::new(redis_stores(&redis.url())),
+        std::sync::Arc::new(redis_stores(&redis.url())),
+    );
+    let p = redis_policy();
+    let w = "wallet-assistant";
+    let rt = runtime();
+    rt.block_on(async {
+        let one = Evidence::of_text("balance ৳12,500.00 on wallet +8801711000000");
+        let two = Evidence::of_text("fee 20; account 123456789012");
+        let after = a.add_evidence(&p, w, "c-x", "1", &one).await;
+        assert_eq!(after.ok(), Some(one.clone()));
+        let after = b.add_evidence(&p, w, "c-x", "1", &two).await;
+        let mut both = one.clone();
+        both.merge(&two);
+        assert_eq!(after.ok(), Some(both.clone()));
+        assert_eq!(a.evidence(&p, w, "c-x", "1").await.ok(), Some(both.clone()));
+        assert_eq!(b.evidence(&p, w, "c-x", "1").await.ok(), Some(both));
+        assert_eq!(
+            b.evidence(&p, w, "c-x", "2").await.ok(),
+            Some(Evidence::default())
+        );
+        // The keys are hashed: no conversation id in clear.
+        let keys = redis.command(&["KEYS", "*"]).unwrap_or_default();
+        assert!(!keys.contains("c-x"), "{keys}");
+
+        let tasks: Vec<_> = (0..24)
+            .map(|i| {
+                let s = if i % 2 == 0 { a.clone() } else { b.clone() };
+                let p = p.clone();
+                tokio::spawn(async move { s.ask_once(&p, w, "c-x", "1", &format!("h{i}")).await })
+            })
+            .collect();
+        let mut got = Vec::new();
+        for t in tasks {
+            got.push(t.await.ok().and_then(Result::ok));
+        }
+        let firsts = got.iter().filter(|g| **g == Some(AskOnce::First)).count();
+        assert_eq!(firsts, 1, "{got:?}");
+        assert!(got.iter().all(Option::is_some), "{got:?}");
+        assert!(a.settle_ask(&p, w, "c-x", "1", false).await.is_ok());
+        let seen = b.ask_once(&p, w, "c-x", "1", "late").await.ok();
+        assert!(
+            matches!(
+                seen,
+                Some(AskOnce::Asked {
+                    kept: Some(false),
+                    ..
+                })
+            ),
+            "{seen:?}"
+        );
+    });
+}
+
+/// The same batches of results on both stores give the same answers: ids known or not,
+/// evidence, tool health and its changes, and the turn's limit.
+#[test]
+fn results_are_kept_alike_in_redis_and_in_process() {
+    use guard::screens::tools::policy::StoreKind;
+    use guard::screens::tools::turn::ResultsBatch;
+    use guard::turn::evidence::Evidence;
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let on_redis = redis_stores(&redis.url());
+    let in_process = crate::gate_args::memory();
+    let rt = runtime();
+    let mut answers = Vec::new();
+    for (store, stores) in [
+        (StoreKind::Memory, &in_process),
+        (StoreKind::Redis, &on_redis),
+    ] {
+        let mut p = redis_policy();
+        p.store = store;
+        p.health.failures = 3;
+        let mut got = Vec::new();
+        rt.block_on(async {
+            // The gate (product `p`) lets `a` run in turn 1.
+            let body = json!({"conversation": "k", "turn": "1", "calls": [
+                {"id": "a", "tool": "get_balance", "args": {"wallet": "01711000000"}}]});
+            // The in-process clock is the wall clock here: `evidence` reads with it.
+            let now = guard::screens::tools::now_ms();
+            let d = crate::gate_args::gate_body(&p, stores, &body.to_string(), now).await;
+            assert_eq!(d.ok().map(|d| d[0].decision.as_str()), Some("run"));
+            for i in 0..5u32 {
+                let mut evidence = Evidence::of_text(&format!("balance {i}00 on 0171100000{i}"));
+                evidence.results = 2;
+                let batch = ResultsBatch {
+                    conversation: "k".into(),
+                    turn: "1".into(),
+                    ids: vec!["a".into(), format!("u{i}")],
+                    evidence,
+                    failures: if i % 2 == 0 {
+                        vec!["send_sms".into(), "send_sms".into()]
+                    } else {
+                        vec![]
+                    },
+                };
+                let kept = stores.keep_results(&p, "p", &batch, now + i as u64).await;
+                got.push(format!("{kept:?}"));
+            }
+            // Over the turn's limit: refused, nothing kept.
+            let many = Evidence {
+                results: 300,
+                ..Evidence::default()
+            };
+            let batch = ResultsBatch {
+                conversation: "k".into(),
+                turn: "1".into(),
+                evidence: many,
+                ..ResultsBatch::default()
+            };
+            let kept = stores.keep_results(&p, "p", &batch, now + 10).await;
+            got.push(format!("{kept:?}"));
+            let e = stores.evidence(&p, "p", "k", "1").await;
+            got.push(format!("{e:?}"));
+        });
+        answers.push(got);
+    }
+    assert_eq!(answers[0], answers[1]);
+    assert!(
+        answers[0][0].contains("known: [true, false]"),
+        "{:?}",
+        answers[0]
+    );
+    assert!(
+        answers[0][2].contains("unavailable: [\"send_sms\"]"),
+        "{:?}",
+        answers[0]
+    );
+    assert!(answers[0][5].contains("TurnFull"), "{:?}", answers[0]);
+}
+
+/// Two service instances on one Redis: the gate's round on one, its results on the other
+/// (the ids are known), a tool failing through one is unavailable through the other, and the
+/// change is counted once across both.
+#[test]
+fn two_instances_share_calls_results_and_tool_health() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let cfg = redis_config(600);
+    let (sa, sb) = (instance(&cfg, &redis.url()), instance(&cfg, &redis.url()));
+    let a = LiveServer::start(sa.clone());
+    let b = LiveServer::start(sb.clone());
+    let post = |server: &LiveServer, path: &str, body: Value| -> Value {
+        let (status, text) = server.send(
+            "POST",
+            path,
+            Some("application/json"),
+            body.to_string().as_bytes(),
+        );
+        assert_eq!(status, 200, "{text}");
+        serde_json::from_str(&text).unwrap_or_default()
+    };
+    let w = "wallet-assistant";
+    let caller = json!({"id": "u-two", "records": {"wallet": ["01711000000"]}});
+    let v = post(
+        &a,
+        "/v1/tool-calls",
+        json!({"product": w, "conversation": "two", "turn": 1, "caller": caller, "calls": [
+        {"id": "a", "tool": "get_balance", "args": {"wallet": "01711000000"}}]}),
+    );
+    assert_eq!(v["decisions"][0]["decision"], "run", "{v}");
+    let v = post(
+        &b,
+        "/v1/tool-results",
+        json!({"product": w, "conversation": "two", "turn": 1, "results": [
+        {"id": "a", "tool": "get_balance", "ok": true, "content": "balance 700"},
+        {"id": "q", "tool": "get_balance", "ok": true, "content": "balance 900"}]}),
+    );
+    assert_eq!(v["results"][0]["unknown_call"], false, "{v}");
+    assert_eq!(v["results"][1]["unknown_call"], true, "{v}");
+    for i in 0..5 {
+        let server = if i % 2 == 0 { &a } else { &b };
+        let v = post(
+            server,
+            "/v1/tool-results",
+            json!({"product": w, "conversation": "two", "turn": 2, "results": [
+            {"id": "s", "tool": "send_sms", "ok": false, "content": "gateway 503"}]}),
+        );
+        assert_eq!(v["state"], "kept", "{v}");
+    }
+    for server in [&a, &b] {
+        let v = post(
+            server,
+            "/v1/tool-calls",
+            json!({"product": w, "conversation": "two", "turn": 3, "caller": caller, "calls": [
+            {"id": "s", "tool": "send_sms", "args": {"wallet": "01711000000", "template": "otp_help"}}]}),
+        );
+        assert_eq!(v["decisions"][0]["reason"], "tool_unavailable", "{v}");
+        assert_eq!(v["unavailable_tools"], json!(["send_sms"]));
+    }
+    let changes = |s: &web::Data<AppState>| {
+        crate::harness::counter_value(
+            &s.metrics,
+            "guard_tool_health_changes_total",
+            &[("tool", "send_sms"), ("state", "unavailable")],
+        )
+    };
+    assert_eq!(changes(&sa) + changes(&sb), 1.0);
+}

@@ -28,4 +28,5 @@ mod policy;
 mod policy_props;
 mod props;
 mod reliability;
+mod results;
 mod streams;

@@ -21,11 +21,15 @@ pub mod policy;
 pub mod records;
 mod rules;
 pub mod store;
+pub mod turn;
 pub mod verdict;
 pub mod wire;
 
 pub use verdict::{CallDecision, Decision, GateReason, GateStep, GateTrace, GateVerdict};
 pub use verdict::{ProposedCall, Round};
+// The turn's state beyond its calls (the contract of issue 28): `Stores::evidence`,
+// `add_evidence`, `ask_once`, `settle_ask`, `keep_results`.
+pub use turn::{AskOnce, KeptResults, ResultsBatch};
 
 use crate::product::Product;
 use crate::screens::records::Records;
@@ -38,7 +42,8 @@ use rules::{
 };
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
-use store::{MemoryStore, Pending, RedisStore, Settled, StateRound, StoreError};
+use store::{HealthRead, HealthState, MemoryStore, Pending, RedisStore, Settled, StateRound};
+use store::{RoundOutcome, StoreError};
 
 /// The gate's state stores: the in-process one always, Redis when `GUARD_REDIS_URL` is set.
 pub struct Stores {
@@ -74,7 +79,7 @@ impl Stores {
         policy: &ToolPolicy,
         round: &StateRound,
         now_ms: u64,
-    ) -> Result<store::RoundOutcome, StoreError> {
+    ) -> Result<RoundOutcome, StoreError> {
         match policy.store {
             policy::StoreKind::Memory => self.memory.apply(round, now_ms),
             policy::StoreKind::Redis => match &self.redis {
@@ -131,12 +136,24 @@ pub async fn decide(
 ) -> GateVerdict {
     let mut trace = Trace::with_capacity(2);
     let (mut decisions, pending) = apply_rules(product, policy, &round, &mut trace);
-    if !pending.is_empty() {
+    let health = health_read(product, policy);
+    let mut health_state = HealthState::default();
+    // The state is read when a call waits for it, or for the tools' health (every answer
+    // lists the unavailable ones).
+    if !pending.is_empty() || health.is_some() {
         let settled = read_state(
-            product, policy, stores, &round, &pending, now_ms, &mut trace,
+            product, policy, stores, &round, &pending, health, now_ms, &mut trace,
         )
         .await;
-        apply_state(policy, &pending, settled, &mut decisions);
+        health_state = match &settled {
+            Some(outcome) => outcome.health.clone(),
+            // Fail closed: with no state, no tool is known to be healthy.
+            None => HealthState {
+                unavailable: policy.tools.keys().cloned().collect(),
+                changes: Vec::new(),
+            },
+        };
+        apply_state(policy, &pending, settled.map(|o| o.calls), &mut decisions);
     }
     GateVerdict {
         product: product.to_string(),
@@ -144,9 +161,38 @@ pub async fn decide(
         conversation: round.conversation,
         turn: round.turn,
         decisions,
+        unavailable_tools: health_state.unavailable,
         config_rev: config_rev.to_string(),
         trace: trace.into_lines(),
+        health_changes: health_state.changes,
     }
+}
+
+/// What a step reads of the product's tool health: every tool of the allowlist (`None` when
+/// health is off or there are no tools).
+pub(crate) fn health_read(product: &str, policy: &ToolPolicy) -> Option<HealthRead> {
+    if !policy.health.enabled() || policy.tools.is_empty() {
+        return None;
+    }
+    Some(HealthRead {
+        tools: policy
+            .tools
+            .iter()
+            .map(|(name, t)| {
+                let k = key(product, &["health", &t.health_id]);
+                (name.clone(), t.health_id.clone(), k)
+            })
+            .collect(),
+        down_key: key(product, &["health", "down"]),
+        settings: policy.health,
+    })
+}
+
+/// The message of a call to a tool that is failing.
+pub(crate) fn unavailable_message(tool: &str) -> String {
+    format!(
+        "the tool `{tool}` is failing right now: carry on without it, or tell the customer to try later"
+    )
 }
 
 /// The rules step: every call's static checks, in order. A crash of the rules fails the round
@@ -218,22 +264,22 @@ fn rules_of_round(
 
 /// The state step: one atomic round on the product's store. `None` when the store could not
 /// answer (or the step crashed): the calls waiting for it fail closed.
+#[allow(clippy::too_many_arguments)]
 async fn read_state(
     product: &str,
     policy: &ToolPolicy,
     stores: &Stores,
     round: &Round,
     pending: &[Waiting],
+    health: Option<HealthRead>,
     now_ms: u64,
     trace: &mut Trace<GateTrace>,
-) -> Option<Vec<Settled>> {
+) -> Option<RoundOutcome> {
     let state_round = StateRound {
-        turn_key: key(
-            product,
-            &["turn", &hash(&round.conversation), &hash(&round.turn)],
-        ),
+        turn_key: turn_key(product, &round.conversation, &round.turn),
         dedupe_ttl_ms: policy.dedupe_ttl_ms,
         calls: pending.iter().map(|(_, p, _)| p.clone()).collect(),
+        health,
     };
     // Redis applies its own deadline (`store_timeout_ms`); the memory store does not wait.
     let ran = step(None, stores.apply(policy, &state_round, now_ms)).await;
@@ -263,6 +309,11 @@ async fn read_state(
             None
         }
     }
+}
+
+/// The key of a turn's record of its calls (call hash → id).
+pub(crate) fn turn_key(product: &str, conversation: &str, turn: &str) -> String {
+    key(product, &["turn", &hash(conversation), &hash(turn)])
 }
 
 /// What the state said, onto each waiting call's decision.
@@ -300,6 +351,10 @@ fn apply_state(
                 let message = format!("identical to call `{id}` of this turn: use its result");
                 d.set(GateReason::DuplicateCall, Some(message));
                 d.reuse_of = Some(id);
+            }
+            Settled::Unavailable => {
+                let message = unavailable_message(d.tool.as_deref().unwrap_or(""));
+                d.set(GateReason::ToolUnavailable, Some(message));
             }
             Settled::Velocity(rule) => {
                 let v = policy.velocity.get(rule);

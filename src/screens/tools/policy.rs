@@ -45,6 +45,7 @@
 //! With no `[tools]` at all, every tool call is skipped: an agent gets tools by being given them.
 
 use super::args::{self, ArgSpec, ArgType, Meaning, ReadSettings, RecordFormat, RecordSpec};
+use crate::turn::health::HealthSettings;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -79,6 +80,25 @@ pub struct RawToolGate {
     /// of a declared `record` argument.
     #[serde(default)]
     pub entitlement: Option<Vec<String>>,
+    /// How long a turn's evidence (its tool results) and its asked-once memory are kept, in
+    /// seconds (default 3600, at most 604800).
+    #[serde(default)]
+    pub turn_ttl_seconds: Option<u64>,
+    /// Per-tool health: `{failures = 5, window_seconds = 60}` (the default); `failures = 0`
+    /// turns it off.
+    #[serde(default)]
+    pub health: Option<RawHealth>,
+}
+
+/// `[tool_gate] health`: a tool with `failures` failed results within `window_seconds` is
+/// unavailable until they leave the window.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHealth {
+    #[serde(default)]
+    pub failures: Option<u32>,
+    #[serde(default)]
+    pub window_seconds: Option<u64>,
 }
 
 /// One `[tools.<name>]` table. Amount limits carry their currency in the key
@@ -201,6 +221,8 @@ pub struct Tool {
     pub read_names: Vec<(String, String)>,
     /// The caller roles that may call it (none: every role).
     pub roles: Option<Vec<String>>,
+    /// A hash of the tool's name: its health window's key part.
+    pub health_id: String,
 }
 
 impl Tool {
@@ -252,6 +274,10 @@ pub struct ToolPolicy {
     pub refuse_undeclared: bool,
     /// The record kinds checked against the caller (`entitlement`); empty: off.
     pub entitlement: Vec<String>,
+    /// How long a turn's evidence and asked-once memory live (`turn_ttl_seconds`).
+    pub turn_ttl_ms: u64,
+    /// Per-tool health (`health`).
+    pub health: HealthSettings,
 }
 
 impl Default for ToolPolicy {
@@ -266,6 +292,8 @@ impl Default for ToolPolicy {
             read: ReadSettings::default(),
             refuse_undeclared: false,
             entitlement: Vec::new(),
+            turn_ttl_ms: 3_600_000,
+            health: HealthSettings::default(),
         }
     }
 }
@@ -379,6 +407,35 @@ fn apply_gate(gate: &RawToolGate, policy: &mut ToolPolicy, problems: &mut Vec<(S
             ));
         }
         policy.read.country_code = cc;
+    }
+    if let Some(s) = gate.turn_ttl_seconds {
+        if s == 0 || s > 7 * 86_400 {
+            problems.push((
+                "tool_gate.turn_ttl_seconds".into(),
+                "must be between 1 and 604800".into(),
+            ));
+        }
+        policy.turn_ttl_ms = s.clamp(1, 7 * 86_400) * 1000;
+    }
+    if let Some(h) = &gate.health {
+        if let Some(f) = h.failures {
+            if f > 10_000 {
+                problems.push((
+                    "tool_gate.health.failures".into(),
+                    "must be between 0 (off) and 10000".into(),
+                ));
+            }
+            policy.health.failures = f.min(10_000);
+        }
+        if let Some(w) = h.window_seconds {
+            if w == 0 || w > 86_400 {
+                problems.push((
+                    "tool_gate.health.window_seconds".into(),
+                    "must be between 1 and 86400".into(),
+                ));
+            }
+            policy.health.window_ms = w.clamp(1, 86_400) * 1000;
+        }
     }
     policy.refuse_undeclared = match gate.undeclared_args.as_deref() {
         None | Some("keep") => false,
@@ -711,6 +768,7 @@ fn build_tool(
         args,
         read_names,
         roles: raw.roles,
+        health_id: super::rules::hash(name),
     })
 }
 

@@ -6,6 +6,7 @@ use super::policy::ToolPolicy;
 use super::verdict::GateVerdict;
 use crate::obs::audit::AuditLog;
 use crate::obs::metrics::Registry;
+use crate::turn::health::HealthChange;
 use prometheus::{HistogramVec, IntCounterVec};
 
 /// The gate's metrics. Cheap to clone.
@@ -15,6 +16,7 @@ pub struct GateMetrics {
     tool_decisions: IntCounterVec,
     tool_velocity: IntCounterVec,
     gate_seconds: HistogramVec,
+    tool_health: IntCounterVec,
 }
 
 impl GateMetrics {
@@ -36,6 +38,11 @@ impl GateMetrics {
                 "Time to decide one round of tool calls, by product and state store",
                 &["product", "store"],
             )?,
+            tool_health: r.counter(
+                "guard_tool_health_changes_total",
+                "Changes of a tool's health (`[tool_gate] health`), by product, tool and the state it went to (`unavailable`, `available`); each change is counted once, by the replica whose step saw it",
+                &["product", "tool", "state"],
+            )?,
         })
     }
 
@@ -47,6 +54,14 @@ impl GateMetrics {
         }
         for rule in &policy.velocity {
             self.tool_velocity.with_label_values(&[product, &rule.id]);
+        }
+        if policy.health.enabled() {
+            for tool in policy.tools.keys() {
+                for change in [HealthChange::Unavailable, HealthChange::Available] {
+                    self.tool_health
+                        .with_label_values(&[product, tool, change.as_str()]);
+                }
+            }
         }
         self.gate_seconds
             .with_label_values(&[product, policy.store.as_str()]);
@@ -76,6 +91,27 @@ impl GateMetrics {
         self.gate_seconds
             .with_label_values(&[&v.product, policy.store.as_str()])
             .observe(seconds);
+        self.health_changed(&v.product, policy, &v.health_changes);
+    }
+
+    /// Health changes a step saw (a round, or a batch of tool results). Tools are always on
+    /// the allowlist here: only their windows are read.
+    pub fn health_changed(
+        &self,
+        product: &str,
+        policy: &ToolPolicy,
+        changes: &[(String, HealthChange)],
+    ) {
+        if !self.enabled {
+            return;
+        }
+        for (tool, change) in changes {
+            if policy.tools.contains_key(tool) {
+                self.tool_health
+                    .with_label_values(&[product, tool, change.as_str()])
+                    .inc();
+            }
+        }
     }
 }
 
@@ -115,6 +151,7 @@ pub fn audit_round(audit: &AuditLog, v: &GateVerdict, latency_micros: u64) {
         "caller_hmac": v.caller.as_deref().map(|c| audit.text_hash(c)),
         "turn": v.turn,
         "calls": calls,
+        "unavailable_tools": v.unavailable_tools,
         "latency_micros": latency_micros,
     });
     audit.write_value(&line);

@@ -123,6 +123,7 @@ pub(super) fn check(
         Pending {
             id: id.to_string(),
             hash,
+            tool: name.to_string(),
             ops,
         },
     ))

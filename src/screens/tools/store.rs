@@ -19,6 +19,8 @@
 //! `calls` in its `Turn`, the script in its own field of the turn's hash (or its own key under
 //! the same `{product}` hash tag), in the same atomic step.
 
+use crate::turn::evidence::Evidence;
+use crate::turn::health::{FailureWindow, HealthChange, HealthSettings};
 use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, OnceLock};
@@ -67,6 +69,8 @@ pub struct CounterOp {
 pub struct Pending {
     pub id: String,
     pub hash: String,
+    /// The tool's name: a call to a tool that is unavailable is not run.
+    pub tool: String,
     pub ops: Vec<CounterOp>,
 }
 
@@ -76,10 +80,42 @@ pub struct StateRound {
     pub turn_key: String,
     pub dedupe_ttl_ms: u64,
     pub calls: Vec<Pending>,
+    /// The product's tool health, read in the same step (when health is on).
+    pub health: Option<HealthRead>,
 }
 
-/// What the store answers for a round: one [`Settled`] per pending call, in order.
-pub type RoundOutcome = Vec<Settled>;
+/// The product's tool health to read: one failure window per tool of the allowlist.
+#[derive(Debug, Clone)]
+pub struct HealthRead {
+    /// (tool name, its hashed id, its window's key), in the allowlist's order.
+    pub tools: Vec<(String, String, String)>,
+    /// The set of tools last seen unavailable (Redis: so each change is reported once).
+    pub down_key: String,
+    pub settings: HealthSettings,
+}
+
+impl HealthRead {
+    fn position(&self, tool: &str) -> Option<usize> {
+        self.tools.iter().position(|(name, _, _)| name == tool)
+    }
+}
+
+/// The product's tool health as one step of the store saw it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HealthState {
+    /// The tools unavailable now, in the allowlist's order.
+    pub unavailable: Vec<String>,
+    /// The changes this step saw (each change is seen by exactly one step).
+    pub changes: Vec<(String, HealthChange)>,
+}
+
+/// What the store answers for a round: one [`Settled`] per pending call, in order, and the
+/// product's tool health.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RoundOutcome {
+    pub calls: Vec<Settled>,
+    pub health: HealthState,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Settled {
@@ -92,6 +128,8 @@ pub enum Settled {
     Reuse(String),
     /// Over the velocity rule with this index.
     Velocity(usize),
+    /// The tool is failing right now (its health window is full): not run, nothing counted.
+    Unavailable,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -104,19 +142,87 @@ pub enum StoreError {
     Failed(String),
     #[error("the in-process gate store is full")]
     Full,
+    /// The turn's evidence would go over its limit (what was over it).
+    #[error("the turn's evidence is full: {0}")]
+    TurnFull(String),
 }
 
 /// In-process state, bounded: expired windows and turns are swept when the key count reaches
 /// the bound; if the live ones still fill it, the gate fails closed rather than forget a limit.
 pub struct MemoryStore {
-    state: Mutex<MemState>,
+    pub(super) state: Mutex<MemState>,
     max_keys: usize,
 }
 
 #[derive(Default)]
-struct MemState {
+pub(super) struct MemState {
     windows: FastMap<String, Window>,
-    turns: FastMap<String, Turn>,
+    pub(super) turns: FastMap<String, Turn>,
+    /// Each turn's evidence: (expires, evidence).
+    pub(super) evidence: FastMap<String, (u64, Evidence)>,
+    /// Each turn's asked-once memory: (expires, answer hash, kept).
+    pub(super) asks: FastMap<String, (u64, String, Option<bool>)>,
+    /// Each tool's failure window, by key.
+    pub(super) health: FastMap<String, FailureWindow>,
+}
+
+impl MemState {
+    fn keys(&self) -> usize {
+        self.windows.len()
+            + self.turns.len()
+            + self.evidence.len()
+            + self.asks.len()
+            + self.health.len()
+    }
+
+    /// Room for a new key: expired ones swept when the bound is reached; still full, the
+    /// store fails closed rather than forget a limit.
+    pub(super) fn make_room(&mut self, now_ms: u64, max_keys: usize) -> Result<(), StoreError> {
+        if self.keys() < max_keys {
+            return Ok(());
+        }
+        self.windows.retain(|_, w| w.expires > now_ms);
+        self.turns.retain(|_, t| t.expires > now_ms);
+        self.evidence.retain(|_, (e, _)| *e > now_ms);
+        self.asks.retain(|_, (e, _, _)| *e > now_ms);
+        // A failure window is dropped once empty; its settings are not known here, so one
+        // with failures in the last day is kept.
+        let day = HealthSettings {
+            failures: 1,
+            window_ms: 86_400_000,
+        };
+        self.health.retain(|_, w| !w.expired(now_ms, &day));
+        if self.keys() >= max_keys {
+            return Err(StoreError::Full);
+        }
+        Ok(())
+    }
+
+    /// The product's tool health at `now_ms`, each change seen once.
+    pub(super) fn read_health(&mut self, read: &HealthRead, now_ms: u64) -> HealthState {
+        let mut out = HealthState::default();
+        for (name, _, key) in &read.tools {
+            let Some(w) = self.health.get_mut(key) else {
+                continue;
+            };
+            let (failing, change) = w.observe(now_ms, &read.settings);
+            if failing {
+                out.unavailable.push(name.clone());
+            }
+            if let Some(c) = change {
+                out.changes.push((name.clone(), c));
+            }
+        }
+        out
+    }
+
+    /// A failure of `key`'s tool at `now_ms`.
+    pub(super) fn fail(&mut self, key: &str, now_ms: u64, s: &HealthSettings) {
+        self.health
+            .entry(key.to_string())
+            .or_default()
+            .fail(now_ms, s);
+    }
 }
 
 #[derive(Default)]
@@ -175,9 +281,10 @@ impl Window {
     }
 }
 
-struct Turn {
-    expires: u64,
-    calls: FastMap<String, String>,
+pub(super) struct Turn {
+    pub(super) expires: u64,
+    /// Call hash → call id: the calls the gate let go ahead this turn.
+    pub(super) calls: FastMap<String, String>,
 }
 
 /// Calls remembered per turn at most (beyond it dedupe stops remembering; limits still hold).
@@ -191,15 +298,18 @@ impl MemoryStore {
         }
     }
 
+    /// The bound on keys (windows, turns, evidence, health).
+    pub(super) fn max_keys(&self) -> usize {
+        self.max_keys
+    }
+
     pub fn apply(&self, round: &StateRound, now_ms: u64) -> Result<RoundOutcome, StoreError> {
         let mut state = self.state.lock().map_err(|_| StoreError::Full)?;
-        if state.windows.len() + state.turns.len() >= self.max_keys {
-            state.windows.retain(|_, w| w.expires > now_ms);
-            state.turns.retain(|_, t| t.expires > now_ms);
-            if state.windows.len() + state.turns.len() >= self.max_keys {
-                return Err(StoreError::Full);
-            }
-        }
+        state.make_room(now_ms, self.max_keys)?;
+        let health = match &round.health {
+            Some(read) => state.read_health(read, now_ms),
+            None => HealthState::default(),
+        };
         let mut out = Vec::with_capacity(round.calls.len());
         for call in &round.calls {
             let earlier = state
@@ -210,6 +320,10 @@ impl MemoryStore {
                 .cloned();
             if let Some(id) = earlier {
                 out.push(Settled::Reuse(id));
+                continue;
+            }
+            if health.unavailable.contains(&call.tool) {
+                out.push(Settled::Unavailable);
                 continue;
             }
             let mut over = None;
@@ -260,19 +374,62 @@ impl MemoryStore {
                 None => Settled::Fresh,
             });
         }
-        Ok(out)
+        Ok(RoundOutcome { calls: out, health })
     }
 }
+
+/// The head of every script that reads tool health: `now` from the Redis server's clock (so
+/// replicas agree on it), and `read_health(h)`: for each tool of `h` (`keys`: the KEYS index of
+/// its failure window, a sorted set of failure → time in ms; `ids`: its hashed name), the
+/// failures older than the window dropped, and the tool `unhealthy` when `failures` or more are
+/// left. A change against the set of tools last seen down (`KEYS[h.down]`) is reported once,
+/// by the step that saw it: `down:<j>` or `up:<j>`; every unhealthy tool is `unhealthy:<j>`
+/// (1-based, in `h`'s order).
+macro_rules! lua_health {
+    () => {
+        r#"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local unhealthy = {}
+local health_out = {}
+local function read_health(h)
+  for j, k in ipairs(h.keys) do
+    local key = KEYS[k]
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - h.window_ms)
+    local failing = redis.call('ZCARD', key) >= h.failures
+    local was = redis.call('SISMEMBER', KEYS[h.down], h.ids[j]) == 1
+    if failing then
+      unhealthy[j] = true
+      health_out[#health_out + 1] = 'unhealthy:' .. j
+      if not was then
+        redis.call('SADD', KEYS[h.down], h.ids[j])
+        health_out[#health_out + 1] = 'down:' .. j
+      end
+    elseif was then
+      redis.call('SREM', KEYS[h.down], h.ids[j])
+      health_out[#health_out + 1] = 'up:' .. j
+    end
+  end
+end
+"#
+    };
+}
+pub(super) use lua_health;
 
 /// The round in Redis: KEYS[1] is the turn's hash (call hash → id), the rest are sorted sets
 /// (member → time in ms) and, for amount windows, the string holding the window's running sum
 /// (its members are `<id>:<weight>`). Time comes from the Redis server, so replicas agree on
 /// it.
-const ROUND_SCRIPT: &str = r#"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+///
+/// With `round.health`, the product's tool health is read first (see [`lua_health`]): a call
+/// to a tool that is failing is `unavailable` (after dedupe: a duplicate still reuses its
+/// earlier result), and the health markers follow the calls' answers.
+const ROUND_SCRIPT: &str = concat!(
+    lua_health!(),
+    r#"
 local round = cjson.decode(ARGV[1])
 local out = {}
+if round.health then read_health(round.health) end
 local function weight_of(m)
   return tonumber(string.match(m, ':(%d+)$')) or 0
 end
@@ -309,6 +466,8 @@ for i, c in ipairs(round.calls) do
   local prev = redis.call('HGET', KEYS[1], c.hash)
   if prev then
     res = 'reuse:' .. prev
+  elseif c.tool and unhealthy[c.tool] then
+    res = 'unavailable'
   else
     for _, op in ipairs(c.ops) do
       local before = total(op)
@@ -356,14 +515,19 @@ for i, c in ipairs(round.calls) do
   end
   out[i] = res
 end
+for _, e in ipairs(health_out) do out[#out + 1] = e end
 return out
-"#;
+"#
+);
 
 /// State in Redis, shared by every replica that points at the same server.
 pub struct RedisStore {
     client: redis::Client,
     conn: OnceLock<redis::aio::ConnectionManager>,
     script: redis::Script,
+    /// The turn's other steps (evidence, results, the asked-once memory): `super::turn`.
+    pub(super) results_script: redis::Script,
+    pub(super) ask_script: redis::Script,
 }
 
 #[derive(Serialize)]
@@ -385,6 +549,9 @@ struct WireOp {
 struct WireCall<'a> {
     id: &'a str,
     hash: &'a str,
+    /// The 1-based position of its tool in `health.ids`, when health is read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool: Option<usize>,
     ops: Vec<WireOp>,
 }
 
@@ -392,6 +559,66 @@ struct WireCall<'a> {
 struct WireRound<'a> {
     ttl: u64,
     calls: Vec<WireCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    health: Option<WireHealth<'a>>,
+}
+
+/// What `read_health` reads (see [`lua_health`]).
+#[derive(Serialize)]
+pub(super) struct WireHealth<'a> {
+    pub keys: Vec<usize>,
+    pub ids: Vec<&'a str>,
+    pub down: usize,
+    pub failures: u32,
+    pub window_ms: u64,
+}
+
+impl<'a> WireHealth<'a> {
+    /// `read`'s keys placed in the script's KEYS (through `slot`).
+    pub(super) fn of(
+        read: &'a HealthRead,
+        keys: &mut Vec<&'a str>,
+        index: &mut HashMap<&'a str, usize>,
+    ) -> Self {
+        WireHealth {
+            keys: read
+                .tools
+                .iter()
+                .map(|(_, _, k)| slot(keys, index, k.as_str()))
+                .collect(),
+            ids: read.tools.iter().map(|(_, id, _)| id.as_str()).collect(),
+            down: slot(keys, index, read.down_key.as_str()),
+            failures: read.settings.failures,
+            window_ms: read.settings.window_ms,
+        }
+    }
+}
+
+/// The health markers a script answered after its own answers (`unhealthy:<j>`, `down:<j>`,
+/// `up:<j>`), read against `read`.
+pub(super) fn parse_health(
+    read: &HealthRead,
+    markers: &[String],
+) -> Result<HealthState, StoreError> {
+    let mut out = HealthState::default();
+    for m in markers {
+        let (what, j) = m
+            .split_once(':')
+            .and_then(|(w, j)| Some((w, j.parse::<usize>().ok()?)))
+            .ok_or_else(|| StoreError::Failed(format!("unexpected answer `{m}`")))?;
+        let name = j
+            .checked_sub(1)
+            .and_then(|j| read.tools.get(j))
+            .map(|(name, _, _)| name.clone())
+            .ok_or_else(|| StoreError::Failed(format!("unexpected answer `{m}`")))?;
+        match what {
+            "unhealthy" => out.unavailable.push(name),
+            "down" => out.changes.push((name, HealthChange::Unavailable)),
+            "up" => out.changes.push((name, HealthChange::Available)),
+            _ => return Err(StoreError::Failed(format!("unexpected answer `{m}`"))),
+        }
+    }
+    Ok(out)
 }
 
 impl RedisStore {
@@ -401,11 +628,16 @@ impl RedisStore {
             client,
             conn: OnceLock::new(),
             script: redis::Script::new(ROUND_SCRIPT),
+            results_script: redis::Script::new(super::turn::RESULTS_SCRIPT),
+            ask_script: redis::Script::new(super::turn::ASK_SCRIPT),
         })
     }
 
     /// The connection, made on first use (inside the runtime) and reconnected by the manager.
-    fn connection(&self, timeout: Duration) -> Result<redis::aio::ConnectionManager, StoreError> {
+    pub(super) fn connection(
+        &self,
+        timeout: Duration,
+    ) -> Result<redis::aio::ConnectionManager, StoreError> {
         if let Some(c) = self.conn.get() {
             return Ok(c.clone());
         }
@@ -441,6 +673,11 @@ impl RedisStore {
             .map(|c| WireCall {
                 id: &c.id,
                 hash: &c.hash,
+                tool: round
+                    .health
+                    .as_ref()
+                    .and_then(|h| h.position(&c.tool))
+                    .map(|j| j + 1),
                 ops: c
                     .ops
                     .iter()
@@ -465,9 +702,14 @@ impl RedisStore {
                     .collect(),
             })
             .collect();
+        let health = round
+            .health
+            .as_ref()
+            .map(|h| WireHealth::of(h, &mut keys, &mut index));
         let wire = WireRound {
             ttl: round.dedupe_ttl_ms,
             calls,
+            health,
         };
         let argv = serde_json::to_string(&wire).map_err(|e| StoreError::Failed(e.to_string()))?;
         let mut conn = self.connection(timeout)?;
@@ -480,17 +722,33 @@ impl RedisStore {
             .await
             .map_err(|_| StoreError::Timeout)?
             .map_err(|e| StoreError::Failed(e.to_string()))?;
-        if answer.len() != round.calls.len() {
+        if answer.len() < round.calls.len() {
             return Err(StoreError::Failed(
                 "the script answered for the wrong number of calls".into(),
             ));
         }
-        answer.iter().map(|a| parse_settled(a)).collect()
+        let (calls, markers) = answer.split_at(round.calls.len());
+        let health = match &round.health {
+            Some(read) => parse_health(read, markers)?,
+            None if markers.is_empty() => HealthState::default(),
+            None => return Err(StoreError::Failed("unexpected health answers".into())),
+        };
+        Ok(RoundOutcome {
+            calls: calls
+                .iter()
+                .map(|a| parse_settled(a))
+                .collect::<Result<_, _>>()?,
+            health,
+        })
     }
 }
 
 /// The 1-based position of `key` in the script's KEYS, added when new.
-fn slot<'a>(keys: &mut Vec<&'a str>, index: &mut HashMap<&'a str, usize>, key: &'a str) -> usize {
+pub(super) fn slot<'a>(
+    keys: &mut Vec<&'a str>,
+    index: &mut HashMap<&'a str, usize>,
+    key: &'a str,
+) -> usize {
     *index.entry(key).or_insert_with(|| {
         keys.push(key);
         keys.len()
@@ -510,6 +768,9 @@ fn parse_settled(a: &str) -> Result<Settled, StoreError> {
     }
     if let Some(rule) = a.strip_prefix("approve:").and_then(|r| r.parse().ok()) {
         return Ok(Settled::Approval(rule));
+    }
+    if a == "unavailable" {
+        return Ok(Settled::Unavailable);
     }
     Err(StoreError::Failed(format!("unexpected answer `{a}`")))
 }
@@ -536,6 +797,7 @@ mod tests {
             turn_key: "t".into(),
             dedupe_ttl_ms: 3_600_000,
             calls,
+            health: None,
         }
     }
 
@@ -545,10 +807,11 @@ mod tests {
         let call = |id: &str| Pending {
             id: id.into(),
             hash: id.into(),
+            tool: "t".into(),
             ops: vec![op("w", 2, id)],
         };
         let r = round(vec![call("a"), call("b"), call("c")]);
-        let got = s.apply(&r, 1_000).unwrap_or_default();
+        let got = s.apply(&r, 1_000).unwrap_or_default().calls;
         assert_eq!(
             got,
             vec![Settled::Fresh, Settled::Fresh, Settled::Velocity(0)]
@@ -559,7 +822,7 @@ mod tests {
             ..round(vec![call("d")])
         };
         assert_eq!(
-            s.apply(&r, 60_000).unwrap_or_default(),
+            s.apply(&r, 60_000).unwrap_or_default().calls,
             vec![Settled::Velocity(0)]
         );
         let r = StateRound {
@@ -567,7 +830,7 @@ mod tests {
             ..round(vec![call("e")])
         };
         assert_eq!(
-            s.apply(&r, 61_001).unwrap_or_default(),
+            s.apply(&r, 61_001).unwrap_or_default().calls,
             vec![Settled::Fresh]
         );
     }
@@ -578,6 +841,7 @@ mod tests {
         let call = |id: &str, record: &str| Pending {
             id: id.into(),
             hash: id.into(),
+            tool: "t".into(),
             ops: vec![op("records", 2, record)],
         };
         let r = round(vec![
@@ -587,7 +851,7 @@ mod tests {
             call("d", "cust-3"),
         ]);
         assert_eq!(
-            s.apply(&r, 0).unwrap_or_default(),
+            s.apply(&r, 0).unwrap_or_default().calls,
             vec![
                 Settled::Fresh,
                 Settled::Fresh,
@@ -611,6 +875,7 @@ mod tests {
                 ..round(vec![Pending {
                     id: "x".into(),
                     hash: "x".into(),
+                    tool: "t".into(),
                     ops: vec![],
                 }])
             };

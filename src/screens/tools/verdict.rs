@@ -69,6 +69,9 @@ pub enum GateReason {
     NotEntitled,
     /// The product checks entitlement and the request carried no `caller`: fail closed.
     CallerRequired,
+    /// The tool failed repeatedly in its health window (`[tool_gate] health`): carry on
+    /// without it.
+    ToolUnavailable,
 }
 
 impl GateReason {
@@ -90,6 +93,7 @@ impl GateReason {
             GateReason::CheckFailed => "check_failed",
             GateReason::NotEntitled => "not_entitled",
             GateReason::CallerRequired => "caller_required",
+            GateReason::ToolUnavailable => "tool_unavailable",
         }
     }
 
@@ -110,7 +114,8 @@ impl GateReason {
             | R::GateUnavailable
             | R::CheckFailed
             | R::NotEntitled
-            | R::CallerRequired => Decision::Skip,
+            | R::CallerRequired
+            | R::ToolUnavailable => Decision::Skip,
         }
     }
 }
@@ -239,9 +244,16 @@ pub struct GateVerdict {
     pub conversation: String,
     pub turn: String,
     pub decisions: Vec<CallDecision>,
+    /// The product's tools that are failing right now (`[tool_gate] health`): calls to them
+    /// are skipped as `tool_unavailable`. Always present; empty when every tool is healthy.
+    /// Every tool of the product when the gate's store cannot be read (fail closed).
+    pub unavailable_tools: Vec<String>,
     pub config_rev: String,
     pub trace: Vec<GateTrace>,
     /// The caller's id, for the decision log (written as a keyed hash). Never serialised.
     #[serde(skip)]
     pub caller: Option<String>,
+    /// The health changes this round saw (for the metrics). Never serialised.
+    #[serde(skip)]
+    pub health_changes: Vec<(String, crate::turn::health::HealthChange)>,
 }
