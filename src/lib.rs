@@ -17,6 +17,7 @@
 //!   - [`screens::context`]  retrieved documents and tool results, wrapped as untrusted data
 //!   - [`screens::output`]   the answer masked on its way out, whole or streamed
 //!   - [`screens::records`]  every screen's metrics and the audit log they write to
+//! - [`turn`]       the turn's shared pieces: the figure finder, the evidence, the lookup check
 //! - [`text`]       normal form, folded copy, Latin tokens, card masking
 //! - [`redact`]     finding and masking values (cards, phones, NID, OTP/PIN, e-mail, ...)
 //! - [`backends`]   guard models: embedded, OpenAI-compatible chat, TEI, moderation; the
@@ -37,6 +38,7 @@ pub mod redact;
 pub mod screens;
 pub mod settings;
 pub mod text;
+pub mod turn;
 pub mod verdict;
 
 use anyhow::Context;

@@ -40,6 +40,9 @@ pub struct AppState {
     pub api_keys: Option<auth::ApiKeys>,
     /// The tool-call gate's state: in process, and Redis when `GUARD_REDIS_URL` is set.
     pub gate: crate::screens::tools::Stores,
+    /// The turn's state the lookup check reads (stored evidence, the once-per-turn model
+    /// question). In process for now; at merge, the gate's stores behind the same trait.
+    pub turns: Arc<dyn crate::turn::lookup::TurnMemory>,
     /// Serve `/metrics`, `/healthz` and `/readyz` on the main address too (off when
     /// `GUARD_OPS_LISTEN` gives them their own).
     pub ops_on_main: bool,
@@ -107,6 +110,9 @@ impl AppState {
             admin_token: settings.admin_token.clone(),
             api_keys,
             gate,
+            turns: Arc::new(crate::turn::lookup::MemoryTurns::new(
+                crate::screens::tools::MEMORY_STORE_KEYS,
+            )),
             ops_on_main: settings.ops_listen.is_none(),
         })
     }
