@@ -77,6 +77,14 @@ fn check_1000_chars_10_results_inline(bencher: divan::Bencher) {
     });
 }
 
+/// The masking alone on the same answer, for the ratio: what the lookup adds to the screen.
+#[divan::bench]
+fn mask_only_1000_chars(bencher: divan::Bencher) {
+    let text = answer();
+    let p = &config().products["wallet-assistant"];
+    bencher.bench(|| output::screen(p, divan::black_box(&text)));
+}
+
 /// The whole output screen with the turn: masking, then the lookup check (no model: tools
 /// were called).
 #[divan::bench]

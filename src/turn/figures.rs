@@ -278,6 +278,14 @@ fn single(text: &str, n: Number, out: &mut Vec<Figure>) {
     if before_char.is_some_and(|c| c.is_ascii_alphabetic() || c == '+' || is_mask_char(c)) {
         return;
     }
+    // The visible end of a masked value: `**** **** **** 1111`, `*******-1234`.
+    let masked_before = before
+        .trim_end_matches([' ', '-', '\u{a0}'])
+        .chars()
+        .next_back();
+    if masked_before.is_some_and(is_mask_char) {
+        return;
+    }
     if before.ends_with('-')
         && before[..before.len() - 1].ends_with(|c: char| c.is_ascii_alphabetic())
     {
@@ -300,7 +308,13 @@ fn single(text: &str, n: Number, out: &mut Vec<Figure>) {
     if matches!(attached.as_str(), "st" | "nd" | "rd" | "th") {
         return;
     }
-    let lower_after = after.trim_start().to_lowercase();
+    // Only the next few characters can say "a.m." or "o'clock" (not the whole rest, lowered).
+    let lower_after: String = after
+        .trim_start()
+        .chars()
+        .take(8)
+        .flat_map(char::to_lowercase)
+        .collect();
     let spelled_time = ["a.m", "p.m", "o'clock", "o’clock"]
         .iter()
         .any(|t| lower_after.starts_with(t));
@@ -314,10 +328,13 @@ fn single(text: &str, n: Number, out: &mut Vec<Figure>) {
     if is_step_word(&prev) {
         return;
     }
-    let line_start = before.rsplit('\n').next().is_some_and(|l| {
-        l.chars()
-            .all(|c| c.is_whitespace() || matches!(c, '-' | '*' | '•'))
-    });
+    // Nothing but white space and a bullet between the line's start and the number (read
+    // backwards, so it stops at the first other character).
+    let line_start = before
+        .chars()
+        .rev()
+        .take_while(|c| *c != '\n')
+        .all(|c| c.is_whitespace() || matches!(c, '-' | '*' | '•'));
     if line_start
         && n.frac.is_none()
         && (after.starts_with(". ")
@@ -636,6 +653,8 @@ mod tests {
             "+8801711223344",
             "CUST-0098123",
             "card ****1111",
+            "card **** **** **** 1111",
+            "account *******-1234",
             "account 1234567890123",
             "5G network",
         ] {
