@@ -17,8 +17,8 @@
 //!   - [`screens::context`]  retrieved documents and tool results, wrapped as untrusted data
 //!   - [`screens::output`]   the answer masked on its way out, whole or streamed
 //!   - [`screens::records`]  every screen's metrics and the audit log they write to
-//! - [`turn`]       the turn's shared pieces: its evidence (what the tool results stated), the
-//!   figures a text states, per-tool health
+//! - [`turn`]       the turn's shared pieces: the figure finder, the evidence (what the tool
+//!   results stated), per-tool health, the lookup check
 //! - [`text`]       normal form, folded copy, Latin tokens, card masking
 //! - [`redact`]     finding and masking values (cards, phones, NID, OTP/PIN, e-mail, ...)
 //! - [`backends`]   guard models: embedded, OpenAI-compatible chat, TEI, moderation; the

@@ -27,6 +27,8 @@ pub struct Product {
     pub tools: Arc<ToolPolicy>,
     /// What the output screen masks and blocks (`[output]`).
     pub output: Arc<OutputPolicy>,
+    /// The output screen's lookup check of the answer's figures (`[lookup]`).
+    pub lookup: Arc<crate::turn::lookup::LookupPolicy>,
 }
 
 /// A product's fixed replies, each in English and Bangla.

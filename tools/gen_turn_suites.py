@@ -42,7 +42,7 @@ SHORT = {"wallet-assistant": "wallet", "bank-operator": "bank"}
 # anyone's records. The lead moves them into the product configuration.
 CONSTANTS = {
     "wallet-assistant": {"hotline": "16247", "cash_out_fee": "1.85%"},
-    "bank-operator": {"hotline": "16236"},
+    "bank-operator": {"hotline": "16234"},
 }
 
 BN = str.maketrans("0123456789", "০১২৩৪৫৬৭৮৯")

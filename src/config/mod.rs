@@ -250,6 +250,14 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
     for (key, message, hint) in problems {
         l.problem(&file, key, message, hint);
     }
+    let lookup_prompt = match raw.lookup.prompt.as_str() {
+        "" => String::new(),
+        rel => l.read_text(&file, "lookup.prompt", rel).unwrap_or_default(),
+    };
+    let (lookup, problems) = raw.lookup.build(lookup_prompt);
+    for (key, message, hint) in problems {
+        l.problem(&file, key, message, hint);
+    }
     let settings = [
         ("guard", guard.as_ref().map(|g| g.settings.as_str())),
         ("judge", judge.as_ref().map(|j| j.settings.as_str())),
@@ -282,6 +290,7 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
         cache,
         tools,
         output: Arc::new(output),
+        lookup: Arc::new(lookup),
     })
 }
 
@@ -332,6 +341,7 @@ fn revision(
     files.extend(raw.signatures.wordlists.iter().cloned());
     files.extend(raw.signatures.context_wordlists.iter().cloned());
     files.push(raw.judge.prompt.clone());
+    files.push(raw.lookup.prompt.clone());
     files.push(raw.policy.rules.clone());
     if raw.guard.model_path.is_empty() {
         rev.add("builtin-model", BUILTIN_DIGEST.as_bytes());

@@ -27,7 +27,7 @@ impl RawProduct {
             }
         };
         let mut problems = Vec::new();
-        const KNOWN: [&str; 11] = [
+        const KNOWN: [&str; 12] = [
             "description",
             "languages",
             "reply",
@@ -39,6 +39,7 @@ impl RawProduct {
             "guard",
             "judge",
             "cache",
+            "lookup",
         ];
         for key in table.keys() {
             if !KNOWN.contains(&key.as_str()) {
@@ -69,6 +70,7 @@ impl RawProduct {
         let guard = section("guard", false);
         let judge = section("judge", false);
         let cache = section("cache", false);
+        let lookup = section("lookup", false);
         let complete = languages.is_some() && reply.is_some();
         let product = RawProduct {
             description: typed(&mut problems, "description", description),
@@ -82,6 +84,7 @@ impl RawProduct {
             guard: typed(&mut problems, "guard", guard),
             judge: typed(&mut problems, "judge", judge),
             cache: typed(&mut problems, "cache", cache),
+            lookup: typed(&mut problems, "lookup", lookup),
         };
         (complete.then_some(product), problems)
     }
@@ -130,6 +133,10 @@ pub struct RawProduct {
     pub judge: RawJudge,
     #[serde(default)]
     pub cache: RawCache,
+    /// The output screen's lookup check (`[lookup]`): constants, what an ungrounded figure
+    /// does, the data-question words, the model question's prompt.
+    #[serde(default)]
+    pub lookup: crate::turn::lookup::RawLookup,
 }
 
 /// `[replies]`: the fixed reply for each kind of block, in both languages. Missing ones take

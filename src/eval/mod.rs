@@ -108,6 +108,20 @@ fn prepare(
     if !problems.is_empty() {
         return Err(problems.iter().map(|p| format!("{p}\n")).collect());
     }
+    let mut unpublished = std::collections::BTreeSet::new();
+    for c in &cases {
+        if let Some(p) = config.products.get(&c.product) {
+            for missing in turn::constants_missing(p, &c.constants) {
+                unpublished.insert(format!(
+                    "suite {}: constant `{missing}` is not among product {}'s [lookup] constants\n",
+                    c.suite, c.product
+                ));
+            }
+        }
+    }
+    if !unpublished.is_empty() {
+        return Err(unpublished.into_iter().collect());
+    }
     let baseline = Baseline::load(&opts.baseline).map_err(|e| e.to_string())?;
     let metrics = InputMetrics::with_recording(false).map_err(|e| e.to_string())?;
     Ok((config, cases, baseline, metrics))

@@ -207,7 +207,11 @@ fn masking(product: &Product, answer: &str, case: &Case) -> Actual {
     let masked = v.text.unwrap_or_default();
     let redactor = &product.output.redactor;
     Actual {
-        decision: Some(v.decision),
+        // The screen alone (no turn) never asks for a lookup: it allows or blocks.
+        decision: Some(match v.decision.allows() {
+            true => crate::verdict::Decision::Allow,
+            false => crate::verdict::Decision::Block,
+        }),
         in_clear: in_clear(redactor, answer, &masked, &case.values),
         names_left: names_left(redactor, &masked),
         changed: masked != crate::text::normalise_output(answer),
@@ -261,10 +265,7 @@ async fn run_turn(
         };
         checks.push(("calls", expect, Some(actual)));
     }
-    checks.extend(evidence_and_lookup(
-        e,
-        turn_checks(product, turn, &case.constants),
-    ));
+    checks.extend(evidence_and_lookup(e, turn_checks(product, turn).await));
     if e.answer.is_some()
         || e.not_in_clear.is_some()
         || e.no_internal_name.is_some()

@@ -2,9 +2,9 @@
 //! in-memory store per case, a fixed clock), and the checks of a whole turn, each scored on its
 //! own: the question screen, the gate, the turn's evidence, the lookup check and the masking.
 //!
-//! The evidence and the lookup check belong to `crate::turn`, which this build does not have:
-//! [`turn_checks`] is the one place that calls them, and until it does those checks are
-//! reported as *not run* (counted in their group, shown in the report, never passed).
+//! The evidence and the lookup check belong to `crate::turn`: [`turn_checks`] is the one place
+//! that calls them. A check a case cannot run is reported as *not run* (counted in its group,
+//! shown in the report, never passed).
 
 use super::suite::{AnswerDecision, GateCall, GateRound, Turn};
 use crate::product::Product;
@@ -98,34 +98,61 @@ pub struct TurnChecks {
     pub lookup: Option<(AnswerDecision, BTreeSet<String>)>,
 }
 
-// =============================================================================================
-// MERGE POINT (issue 28): the lead replaces the body of `turn_checks` when the `results` and
-// `lookup` branches land. Everything else in the eval already runs; only this function knows
-// whether the turn's evidence and the lookup check exist.
-// =============================================================================================
+/// The turn's evidence and lookup check on one case, through `crate::turn`: every result's
+/// evidence (`Evidence::of_text`, what `POST /v1/tool-results` keeps), then the lookup check
+/// of the masked answer against it, the question and the product's `[lookup] constants` (the
+/// suite's `constants` must be among them: [`constants_missing`]). The case's results are given
+/// inline (no store, so no model question: the cases all call a tool).
+pub async fn turn_checks(product: &Product, turn: &Turn) -> TurnChecks {
+    use crate::turn::evidence::Evidence;
+    use crate::turn::lookup::{self, LookupEval, OnUngrounded};
+    let mut evidence = Evidence::default();
+    for r in &turn.results {
+        evidence.merge(&Evidence::of_text(&r.content_text()));
+    }
+    let masked = crate::screens::output::screen(product, &turn.answer)
+        .text
+        .unwrap_or_default();
+    let input = lookup::LookupInput {
+        product,
+        answer: &masked,
+        question: Some(&turn.question),
+        inline: Some(&evidence),
+        turn: None,
+        answer_hash: "",
+    };
+    let memory = lookup::MemoryTurns::new(1);
+    let checked = lookup::evaluate(input, &memory, None).await;
+    let (decision, figures) = match checked.eval {
+        LookupEval::NoFigures | LookupEval::Grounded | LookupEval::Kept => {
+            (AnswerDecision::Allow, Vec::new())
+        }
+        LookupEval::Ungrounded(f) | LookupEval::Unconfirmed(f, _) => {
+            match product.lookup.on_ungrounded {
+                OnUngrounded::Block => (AnswerDecision::NeedsLookup, f),
+                OnUngrounded::Flag => (AnswerDecision::Allow, f),
+            }
+        }
+    };
+    TurnChecks {
+        evidence: Some(evidence.figures),
+        lookup: Some((decision, figures.into_iter().collect())),
+    }
+}
 
-/// The turn's evidence and lookup check on one case. **Today it runs neither** and says so
-/// (`None` for both: the runner reports those checks as not run). At merge it must become:
-///
-/// ```text
-/// let mut evidence = crate::turn::evidence::Evidence::default();
-/// for r in &turn.results {
-///     evidence.merge(&crate::turn::evidence::Evidence::of_text(&r.content_text()));
-/// }
-/// // the output screen given that evidence, the question (what the person typed) and the
-/// // product's constants (this suite's `constants` must be among them):
-/// let v = /* the output screen with evidence */ (product, &turn.answer, &evidence, &turn.question);
-/// TurnChecks {
-///     evidence: Some(evidence.figures.clone()),
-///     lookup: Some((/* v.decision as AnswerDecision */, /* v.figures: the ungrounded, canonical */)),
-/// }
-/// ```
-///
-/// `constants` are the suite's declared product constants (hotline, published fees): the
-/// product configuration should carry them; until it does, the lead may pass them in.
-pub fn turn_checks(product: &Product, turn: &Turn, constants: &[String]) -> TurnChecks {
-    let _ = (product, turn, constants);
-    TurnChecks::default()
+/// The suite's declared constants the product's `[lookup] constants` do not hold: a suite that
+/// assumes a published figure the product does not publish would score the wrong thing.
+pub fn constants_missing(product: &Product, constants: &[String]) -> Vec<String> {
+    constants
+        .iter()
+        .filter(|c| {
+            let canonical = crate::turn::figures::canonical_of(c);
+            !canonical
+                .iter()
+                .all(|f| product.lookup.constants.contains(f))
+        })
+        .cloned()
+        .collect()
 }
 
 // =============================================================================================

@@ -77,6 +77,8 @@ api_errors! {
     TooManyCalls(usize) => 422, "too_many_calls";
     InvalidCaller(String) => 422, "invalid_caller";
     MissingDocuments => 422, "missing_documents";
+    /// Inline `evidence` that is not `{"results": [{tool, content}]}`, or too much of it.
+    InvalidEvidence(String) => 422, "invalid_evidence";
     /// More documents than a request may carry (the limit).
     TooManyDocuments(usize) => 422, "too_many_documents";
     /// The document at this index has no text.
@@ -109,7 +111,7 @@ impl ApiError {
         match self {
             E::MalformedJson(m) | E::MissingProduct(m) | E::MissingConversation(m) => m.clone(),
             E::MissingTurn(m) | E::InvalidCaller(m) | E::NotReady(m) => m.clone(),
-            E::MissingMessages(m) => m.clone(),
+            E::MissingMessages(m) | E::InvalidEvidence(m) => m.clone(),
             E::MissingInputType => "`input_type` is required: \"request\" or \"response\"".into(),
             E::BadBody(e) => format!("could not read the body: {e}"),
             E::DuplicateKey(path) => {

@@ -559,7 +559,7 @@ pub fn screen_answers<T, S: AsRef<str>>(
             continue;
         }
         let v = output::answer(product, text, None, records);
-        if v.decision == Decision::Block && refusal.is_none() {
+        if !v.decision.allows() && refusal.is_none() {
             refusal = Some(v.reason);
         }
         let masked = v.text.unwrap_or_default();
@@ -574,7 +574,9 @@ pub fn screen_answers<T, S: AsRef<str>>(
                 OutputReason::CheckFailed
                 | OutputReason::StreamIdle
                 | OutputReason::StreamTooLong => &product.replies.unavailable,
-                OutputReason::Passed | OutputReason::BlockedKind => &product.replies.safety,
+                // The adapters send no turn, so the lookup check never runs here; were it to,
+                // its refusals read as the safety reply.
+                _ => &product.replies.safety,
             };
             let message = reply_text(reply, None);
             checks.refuse(OUTPUT_RAIL, RailKind::Output, reason.as_str(), message);

@@ -39,13 +39,19 @@ pub struct AppState {
     /// authentication (loopback only, unless told otherwise: see `guard serve`).
     pub api_keys: Option<auth::ApiKeys>,
     /// The tool-call gate's state: in process, and Redis when `GUARD_REDIS_URL` is set.
-    pub gate: crate::screens::tools::Stores,
+    pub gate: Arc<crate::screens::tools::Stores>,
     /// Serve `/metrics`, `/healthz` and `/readyz` on the main address too (off when
     /// `GUARD_OPS_LISTEN` gives them their own).
     pub ops_on_main: bool,
 }
 
 impl AppState {
+    /// The turn's state the lookup check reads (the evidence `POST /v1/tool-results` kept, the
+    /// once-per-turn model question): the gate's stores.
+    pub fn turns(&self) -> Arc<dyn crate::turn::lookup::TurnMemory> {
+        self.gate.clone()
+    }
+
     /// The state of a service whose environment sets nothing but the model `overrides`.
     pub fn load(
         config_dir: PathBuf,
@@ -106,7 +112,7 @@ impl AppState {
             body_timeout: limits.body_timeout,
             admin_token: settings.admin_token.clone(),
             api_keys,
-            gate,
+            gate: Arc::new(gate),
             ops_on_main: settings.ops_listen.is_none(),
         })
     }

@@ -29,10 +29,10 @@ impl Evidence {
     /// The evidence of one result's text (figures and identifiers it states). `results` is 1:
     /// the text is one result.
     pub fn of_text(text: &str) -> Evidence {
-        let figures = figures::stated(text)
-            .into_iter()
-            .map(|f| f.canonical)
-            .collect();
+        // Every figure the text states, and the length of each list it holds (a list of three
+        // transactions grounds "3 transactions").
+        let mut figures: BTreeSet<String> = figures::canonical_of(text).into_iter().collect();
+        figures.extend(figures::counted(text));
         let identifiers = values(text)
             .into_iter()
             .filter_map(|v| identifier(v.kind, &v.digits))

@@ -774,7 +774,9 @@ fn judge(case: &Case, text: &str, v: &output::OutputVerdict) -> Result<(), Strin
             }
         }
         Check::Blocked { secret, kind } => {
-            if plain.contains(secret.as_str()) || v.decision != guard::verdict::Decision::Block {
+            if plain.contains(secret.as_str())
+                || v.decision != guard::screens::output::OutputDecision::Block
+            {
                 return Err(format!("{:?} {kinds:?}: {text:?}", v.decision));
             }
             if !kinds.contains(kind) {
@@ -782,7 +784,7 @@ fn judge(case: &Case, text: &str, v: &output::OutputVerdict) -> Result<(), Strin
             }
         }
         Check::Unchanged => {
-            if text != case.text || v.decision != guard::verdict::Decision::Allow {
+            if text != case.text || v.decision != guard::screens::output::OutputDecision::Allow {
                 return Err(format!("changed: {text:?} {kinds:?}"));
             }
         }

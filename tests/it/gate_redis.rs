@@ -150,7 +150,7 @@ fn instance(cfg: &TempConfig, redis_url: &str) -> web::Data<AppState> {
     ) {
         Ok(mut s) => {
             s.gate = match guard::screens::tools::Stores::with_redis(redis_url) {
-                Ok(g) => g,
+                Ok(g) => std::sync::Arc::new(g),
                 Err(e) => panic!("{e}"),
             };
             web::Data::new(s)

@@ -20,6 +20,7 @@ mod gate_eval;
 mod gate_redis;
 mod gateways;
 mod judge;
+mod lookup;
 mod openapi;
 mod ops;
 mod output;

@@ -422,7 +422,10 @@ fn result(id: &str, tool: &str, ok: bool, content: &str) -> ToolResult {
 
 fn round(conversation: &str, turn: &str, calls: &[(&str, &str, Value)]) -> Round {
     // The signed-in customer owns every wallet the calls name (entitlement is on).
-    let wallets: Vec<Value> = calls.iter().filter_map(|(_, _, a)| a.get("wallet").cloned()).collect();
+    let wallets: Vec<Value> = calls
+        .iter()
+        .filter_map(|(_, _, a)| a.get("wallet").cloned())
+        .collect();
     let caller = json!({"id": "u-results", "records": {"wallet": wallets}});
     let caller = match guard::screens::caller::Caller::from_json(Some(caller)) {
         Ok(c) => c,

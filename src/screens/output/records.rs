@@ -1,7 +1,7 @@
 //! What the output screen records: its metrics (values masked by kind, decisions) and its
 //! audit line (kinds and counts, never values; the answer as a keyed hash).
 
-use super::verdict::OutputVerdict;
+use super::verdict::{OutputDecision, OutputReason, OutputVerdict};
 use crate::obs::audit::AuditLog;
 use crate::obs::metrics::Registry;
 use crate::redact::Kind;
@@ -13,7 +13,22 @@ pub struct OutputMetrics {
     enabled: bool,
     findings: IntCounterVec,
     decisions: IntCounterVec,
+    lookups: IntCounterVec,
+    asks: IntCounterVec,
 }
+
+/// The outcomes of the lookup question, the `outcome` label of `guard_output_lookup_asks_total`.
+pub const ASK_OUTCOMES: [&str; 9] = [
+    "no",
+    "yes",
+    "unparsable",
+    "timeout",
+    "error",
+    "ok",
+    "circuit_open",
+    "shed",
+    "unavailable",
+];
 
 impl OutputMetrics {
     pub fn new(r: &Registry) -> prometheus::Result<Self> {
@@ -29,7 +44,37 @@ impl OutputMetrics {
                 "Output screen decisions",
                 &["product", "decision"],
             )?,
+            lookups: r.counter(
+                "guard_output_lookups_total",
+                "Lookup checks of the answer's figures, by reason",
+                &["product", "reason"],
+            )?,
+            asks: r.counter(
+                "guard_output_lookup_asks_total",
+                "Model questions of the lookup check (a turn that called no tool), by outcome",
+                &["product", "outcome"],
+            )?,
         })
+    }
+
+    pub fn record_lookup(&self, product: &str, reason: OutputReason) {
+        if self.enabled {
+            self.lookups
+                .with_label_values(&[product, reason.as_str()])
+                .inc();
+        }
+    }
+
+    /// One model question asked; `outcome` is one of [`ASK_OUTCOMES`].
+    pub fn record_model_ask(&self, product: &str, outcome: &str) {
+        if self.enabled {
+            let outcome = ASK_OUTCOMES
+                .iter()
+                .find(|o| **o == outcome)
+                .copied()
+                .unwrap_or("error");
+            self.asks.with_label_values(&[product, outcome]).inc();
+        }
     }
 
     /// Create every series of one product at zero.
@@ -40,8 +85,15 @@ impl OutputMetrics {
         for kind in Kind::ALL {
             self.findings.with_label_values(&[product, kind.as_str()]);
         }
-        for decision in ["allow", "block"] {
-            self.decisions.with_label_values(&[product, decision]);
+        for decision in OutputDecision::ALL {
+            self.decisions
+                .with_label_values(&[product, decision.as_str()]);
+        }
+        for reason in OutputReason::LOOKUP {
+            self.lookups.with_label_values(&[product, reason.as_str()]);
+        }
+        for outcome in ASK_OUTCOMES {
+            self.asks.with_label_values(&[product, outcome]);
         }
     }
 
@@ -81,6 +133,8 @@ pub fn audit_answer(
         "counts": v.counts,
         "blocked_kinds": v.blocked_kinds,
         "reason": v.reason,
+        // The lookup check's ungrounded figures, counted: never the figures themselves.
+        "ungrounded_figures": v.figures.len(),
         "trace": v.trace,
         "latency_micros": latency_micros,
         "text_hmac": text_hmac,
@@ -100,7 +154,7 @@ mod tests {
         let file = std::fs::File::create(&path).unwrap_or_else(|e| panic!("{e}"));
         let log = AuditLog::new(Some(b"k".to_vec()), AuditSink::File(Mutex::new(file)));
         let v = OutputVerdict {
-            decision: crate::verdict::Decision::Allow,
+            decision: OutputDecision::Allow,
             text: None,
             findings: Vec::new(),
             counts: Default::default(),
@@ -108,6 +162,8 @@ mod tests {
             config_rev: "r".into(),
             request_id: None,
             reason: crate::screens::output::OutputReason::Passed,
+            figures: Vec::new(),
+            message: None,
             trace: Vec::new(),
         };
         for _ in 0..1000 {

@@ -3,10 +3,42 @@
 
 use crate::redact::{Finding, Kind};
 use crate::screens::TraceLine;
-use crate::verdict::{Decision, Outcome};
+use crate::verdict::Outcome;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
+
+/// The output screen's decision: the question screen's `allow` and `block`, and
+/// `needs_lookup` (the answer states figures no tool result of the turn grounds: the agent looks
+/// them up and answers again; the platform shows nothing of this answer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputDecision {
+    Allow,
+    Block,
+    NeedsLookup,
+}
+
+impl OutputDecision {
+    pub const ALL: [OutputDecision; 3] = [
+        OutputDecision::Allow,
+        OutputDecision::Block,
+        OutputDecision::NeedsLookup,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputDecision::Allow => "allow",
+            OutputDecision::Block => "block",
+            OutputDecision::NeedsLookup => "needs_lookup",
+        }
+    }
+
+    /// Whether the answer may go out as it is.
+    pub fn allows(self) -> bool {
+        self == OutputDecision::Allow
+    }
+}
 
 /// Why the output screen decided as it did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
@@ -23,6 +55,33 @@ pub enum OutputReason {
     StreamIdle,
     /// A streamed answer lasted longer than the product allows: blocked likewise.
     StreamTooLong,
+    /// The lookup check ran: the answer states no figure that needs one (none, or only what
+    /// the person typed and the product's constants).
+    NoFigures,
+    /// The lookup check ran: every figure is in the turn's tool results.
+    Grounded,
+    /// The turn called no tool; the model said clearly that no number is a fact about the
+    /// customer's records: kept.
+    LookupKept,
+    /// Figures are ungrounded, but the product only flags them (`on_ungrounded = "flag"`).
+    LookupFlagged,
+    /// `needs_lookup`: the turn's tools were called and these figures are in none of their
+    /// results.
+    UngroundedFigures,
+    /// `needs_lookup`: no tool was called, and the model said a number is a fact about the
+    /// customer's records.
+    LookupModelYes,
+    /// `needs_lookup`: no tool was called, and the model's answer was not a clear yes or no.
+    LookupModelUnparsable,
+    /// `needs_lookup`: no tool was called, and the model did not answer (timeout, error).
+    LookupModelUnavailable,
+    /// `needs_lookup`: no tool was called, and there is no model to ask (fail closed).
+    LookupNoModel,
+    /// `needs_lookup`: no tool was called, and the turn already asked the model about another
+    /// answer: it is asked once per turn, never again.
+    LookupAlreadyAsked,
+    /// `needs_lookup`: the turn's state (stored evidence, the ask-once memory) did not answer.
+    LookupTurnUnavailable,
 }
 
 impl OutputReason {
@@ -33,16 +92,53 @@ impl OutputReason {
             OutputReason::CheckFailed => "check_failed",
             OutputReason::StreamIdle => "stream_idle",
             OutputReason::StreamTooLong => "stream_too_long",
+            OutputReason::NoFigures => "no_figures",
+            OutputReason::Grounded => "grounded",
+            OutputReason::LookupKept => "lookup_kept",
+            OutputReason::LookupFlagged => "lookup_flagged",
+            OutputReason::UngroundedFigures => "ungrounded_figures",
+            OutputReason::LookupModelYes => "lookup_model_yes",
+            OutputReason::LookupModelUnparsable => "lookup_model_unparsable",
+            OutputReason::LookupModelUnavailable => "lookup_model_unavailable",
+            OutputReason::LookupNoModel => "lookup_no_model",
+            OutputReason::LookupAlreadyAsked => "lookup_already_asked",
+            OutputReason::LookupTurnUnavailable => "lookup_turn_unavailable",
         }
     }
 
-    pub fn decision(self) -> Decision {
+    /// The lookup check's reasons, for the metric's series.
+    pub const LOOKUP: [OutputReason; 11] = [
+        OutputReason::NoFigures,
+        OutputReason::Grounded,
+        OutputReason::LookupKept,
+        OutputReason::LookupFlagged,
+        OutputReason::UngroundedFigures,
+        OutputReason::LookupModelYes,
+        OutputReason::LookupModelUnparsable,
+        OutputReason::LookupModelUnavailable,
+        OutputReason::LookupNoModel,
+        OutputReason::LookupAlreadyAsked,
+        OutputReason::LookupTurnUnavailable,
+    ];
+
+    pub fn decision(self) -> OutputDecision {
         match self {
-            OutputReason::Passed => Decision::Allow,
+            OutputReason::Passed
+            | OutputReason::NoFigures
+            | OutputReason::Grounded
+            | OutputReason::LookupKept
+            | OutputReason::LookupFlagged => OutputDecision::Allow,
             OutputReason::BlockedKind
             | OutputReason::CheckFailed
             | OutputReason::StreamIdle
-            | OutputReason::StreamTooLong => Decision::Block,
+            | OutputReason::StreamTooLong => OutputDecision::Block,
+            OutputReason::UngroundedFigures
+            | OutputReason::LookupModelYes
+            | OutputReason::LookupModelUnparsable
+            | OutputReason::LookupModelUnavailable
+            | OutputReason::LookupNoModel
+            | OutputReason::LookupAlreadyAsked
+            | OutputReason::LookupTurnUnavailable => OutputDecision::NeedsLookup,
         }
     }
 
@@ -62,6 +158,8 @@ pub enum OutputStep {
     Mask,
     /// A streamed answer masked chunk by chunk (one line for the whole stream).
     Stream,
+    /// The lookup check of the answer's figures (and the model question, when asked).
+    Lookup,
 }
 
 /// One line of the output screen's trace: for the audit log, not on the wire.
@@ -89,9 +187,10 @@ impl TraceLine for OutputTrace {
 /// What `POST /v1/screen-output` answers (and the last line of the stream, with `done`).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct OutputVerdict {
-    /// `allow`, or `block` when a kind in the product's `output.block` was found (or the
-    /// masking crashed): always `reason.decision()`.
-    pub decision: Decision,
+    /// `allow`; `block` when a kind in the product's `output.block` was found (or the
+    /// masking crashed); `needs_lookup` when the lookup check ran and a figure is ungrounded.
+    /// Always `reason.decision()`.
+    pub decision: OutputDecision,
     /// The answer with every value masked (absent on the stream's last line: it was streamed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
@@ -104,9 +203,16 @@ pub struct OutputVerdict {
     pub config_rev: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
-    /// On the wire only as `check_failed` (`passed` and `blocked_kind` follow from the rest).
+    /// On the wire except `passed` and `blocked_kind` (they follow from the rest): every
+    /// lookup decision carries its reason.
     #[serde(skip_serializing_if = "OutputReason::implied")]
     pub reason: OutputReason,
+    /// The lookup check's ungrounded figures, canonical (`5000`, `12.5%`); never the answer.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<String>,
+    /// For the agent, with `needs_lookup`: what to look up before answering again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
     /// The masking's trace, timings included: kept for the audit log.
     #[serde(skip)]
     pub trace: Vec<OutputTrace>,

@@ -24,7 +24,10 @@ use super::store::{
     WireHealth,
 };
 use super::{health_read, turn_key, Stores};
+use crate::product::Product;
 use crate::turn::evidence::Evidence;
+use crate::turn::lookup::{TurnError, TurnMemory};
+use futures_util::future::BoxFuture;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::time::Duration;
@@ -34,18 +37,8 @@ pub const MAX_RESULTS_PER_TURN: u32 = 256;
 /// Figures and identifiers one turn keeps at most (together): more is refused.
 pub const MAX_EVIDENCE_ENTRIES_PER_TURN: usize = 8_192;
 
-/// The once-per-turn question's memory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AskOnce {
-    /// This caller is the first for the turn: it asks (and the turn remembers `answer_hash`).
-    First,
-    /// Asked before, for the answer with this hash; `kept` once the question was answered
-    /// (`Some(true)`: the model said a clear "no", the answer was kept).
-    Asked {
-        answer_hash: String,
-        kept: Option<bool>,
-    },
-}
+/// The once-per-turn question's memory (the lookup check's own type: the stores answer it).
+pub use crate::turn::lookup::AskOnce;
 
 /// One request's tool results, for the state: each result's id, the evidence they add and the
 /// tools that failed.
@@ -593,4 +586,59 @@ fn parse_kept(
         evidence,
         health,
     })
+}
+
+/// The lookup check reads the turn through the gate's stores: the evidence
+/// `POST /v1/tool-results` kept and the once-per-turn question, in process or in Redis as the
+/// product's `[tool_gate] store` says. A store that does not answer is a [`TurnError`]: the
+/// check fails closed (`lookup_turn_unavailable`).
+impl TurnMemory for Stores {
+    fn evidence<'a>(
+        &'a self,
+        product: &'a Product,
+        conversation: &'a str,
+        turn: &'a str,
+    ) -> BoxFuture<'a, Result<Evidence, TurnError>> {
+        Box::pin(async move {
+            Stores::evidence(self, &product.tools, &product.name, conversation, turn)
+                .await
+                .map_err(|e| TurnError(e.to_string()))
+        })
+    }
+
+    fn ask_once<'a>(
+        &'a self,
+        product: &'a Product,
+        conversation: &'a str,
+        turn: &'a str,
+        answer_hash: &'a str,
+    ) -> BoxFuture<'a, Result<AskOnce, TurnError>> {
+        Box::pin(async move {
+            let p = &product.tools;
+            Stores::ask_once(self, p, &product.name, conversation, turn, answer_hash)
+                .await
+                .map_err(|e| TurnError(e.to_string()))
+        })
+    }
+
+    fn settle_ask<'a>(
+        &'a self,
+        product: &'a Product,
+        conversation: &'a str,
+        turn: &'a str,
+        kept: bool,
+    ) -> BoxFuture<'a, Result<(), TurnError>> {
+        Box::pin(async move {
+            Stores::settle_ask(
+                self,
+                &product.tools,
+                &product.name,
+                conversation,
+                turn,
+                kept,
+            )
+            .await
+            .map_err(|e| TurnError(e.to_string()))
+        })
+    }
 }
