@@ -248,7 +248,10 @@ pub fn evaluate(lexicon: &Lexicon, text: &str) -> BanglishEval {
     let n = ev.tokens as f32;
     let romanized = (foreign >= 2.0 && foreign >= 0.5 * ev.english)
         || (foreign >= 1.0 && ev.english < 0.5 && n <= 3.0)
-        || (foreign >= 1.0 && foreign >= 0.2 * n);
+        // One romanized word in five settles it only when the rest is not plainly English: "Send
+        // 500 taka to my brother" (four English words of five) goes to the language-ID model
+        // with this evidence instead of being refused on one word ("taka", "lakh").
+        || (foreign >= 1.0 && foreign >= 0.2 * n && ev.english < 0.8 * n);
     if romanized {
         return BanglishEval::Romanized {
             language: ev.foreign_language(),
