@@ -5,7 +5,7 @@
 //!   turn)
 //! - [`checks`]          what an answer let out (values in clear, internal names), judged apart
 //!   from the masker
-//! - [`turn`]            gate rounds on a fixed clock, and the turn's checks (its merge point)
+//! - [`turn`]            gate rounds on a fixed clock, and the turn's checks (evidence, lookup)
 //! - [`report`]          group scores, baseline ratchet, table, JSON and JUnit output
 //! - [`scripted_judge`]  the deterministic local judge used when no real one is configured
 //! - [`padding`]   benign sentences around a question, for the padded suites and properties

@@ -294,19 +294,14 @@ async fn output_gate_and_turn_cases_run_and_score_every_check() {
         assert_eq!(g[group]["passed"], passed, "{group}: {}", outcome.report);
         assert_eq!(g[group]["total"], total, "{group}");
     }
-    // The evidence and the lookup check are not on this build: counted, not passed, shown.
+    // The evidence and the lookup check run through `crate::turn`: the planted 5,800 is caught
+    // (5,000 is the result's figure) and the hotline is a published constant.
     for group in ["t_turn.evidence", "t_turn.lookup_ungrounded"] {
-        assert_eq!(g[group]["passed"], 0, "{group}");
-        assert_eq!(g[group]["not_run"], 1, "{group}");
+        assert_eq!(g[group]["passed"], 1, "{group}: {}", outcome.report);
+        assert_eq!(g[group]["not_run"].as_u64().unwrap_or(0), 0, "{group}");
     }
-    assert_eq!(outcome.json["not_run"], 2);
+    assert_eq!(outcome.json["not_run"].as_u64().unwrap_or(0), 0);
     assert_eq!(outcome.json["cases"], 7);
-    assert!(
-        outcome.report.contains("checks not run on this build")
-            && outcome.report.contains("lookup"),
-        "{}",
-        outcome.report
-    );
     assert!(outcome.json["failures"]
         .as_array()
         .is_some_and(|f| f.is_empty()));
