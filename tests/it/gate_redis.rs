@@ -588,6 +588,18 @@ fn two_instances_share_calls_results_and_tool_health() {
     );
     assert_eq!(v["results"][0]["unknown_call"], false, "{v}");
     assert_eq!(v["results"][1]["unknown_call"], true, "{v}");
+    // The answer's lookup check on A reads the evidence B kept: 700 is grounded, 750 is not.
+    for (answer, decision) in [
+        ("Your balance is ৳৭০০.", "allow"),
+        ("Your balance is Tk 750.", "needs_lookup"),
+    ] {
+        let v = post(
+            &a,
+            "/v1/screen-output",
+            json!({"product": w, "conversation": "two", "turn": 1, "text": answer}),
+        );
+        assert_eq!(v["decision"], decision, "{answer}: {v}");
+    }
     for i in 0..5 {
         let server = if i % 2 == 0 { &a } else { &b };
         let v = post(
