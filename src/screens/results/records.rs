@@ -7,7 +7,7 @@ use super::verdict::{ResultsState, ResultsVerdict};
 use crate::obs::audit::AuditLog;
 use crate::obs::metrics::Registry;
 use crate::product::Product;
-use crate::screens::context::DocDecision;
+use crate::screens::context::verdict::DocDecision;
 use prometheus::IntCounterVec;
 
 /// The results route's metrics. Cheap to clone.

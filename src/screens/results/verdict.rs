@@ -1,8 +1,8 @@
 //! The answer of `POST /v1/tool-results`: per result the context screen's decision and the
 //! wrapped text, whether its call is one the gate let go ahead, and what the turn now holds.
 
-use crate::screens::context::{DocDecision, DocReason};
-use crate::screens::tools::GateTrace;
+use crate::screens::context::verdict::{DocDecision, DocReason};
+use crate::screens::tools::verdict::GateTrace;
 use crate::verdict::{Reason, TraceEntry};
 use serde::{Serialize, Serializer};
 use utoipa::ToSchema;

@@ -17,6 +17,7 @@
 
 pub mod args;
 pub mod canonical;
+mod keys;
 pub mod policy;
 pub mod records;
 mod rules;

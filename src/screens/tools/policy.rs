@@ -768,7 +768,7 @@ fn build_tool(
         args,
         read_names,
         roles: raw.roles,
-        health_id: super::rules::hash(name),
+        health_id: super::keys::hash(name),
     })
 }
 

@@ -5,6 +5,7 @@
 
 use super::args::{self, ArgSpec, ArgType, Meaning, ReadError, RecordFormat};
 use super::canonical;
+pub(super) use super::keys::{hash, key};
 use super::policy::{self, Counted, Scope, Tool, ToolPolicy, WindowLimit};
 use super::store::{member_of, CounterOp, Member, Pending};
 use super::verdict::{GateReason, ProposedCall};
@@ -808,25 +809,6 @@ fn grouped(n: f64) -> String {
         out.push_str(&format!("{:.2}", n.fract())[1..]);
     }
     out
-}
-
-/// A short (96-bit) hash for keys and counted members.
-pub(super) fn hash(s: &str) -> String {
-    use sha2::{Digest, Sha256};
-    hex::encode(&Sha256::digest(s.as_bytes())[..12])
-}
-
-/// A state key. The product is a Redis hash tag, so one product's keys share a cluster slot.
-pub(super) fn key(product: &str, parts: &[&str]) -> String {
-    let mut k = String::with_capacity(96);
-    k.push_str("guard:gate:{");
-    k.push_str(product);
-    k.push('}');
-    for p in parts {
-        k.push(':');
-        k.push_str(p);
-    }
-    k
 }
 
 /// Unique per round across replicas: 80 bits of a hash of the clock, the process, a counter
