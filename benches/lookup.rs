@@ -6,9 +6,10 @@
 
 mod common;
 use common::config;
+use guard::screens::output::lookup::MemoryTurns;
 use guard::screens::output::{self, TurnContext};
 use guard::turn::evidence::Evidence;
-use guard::turn::lookup::{self, Grounds, MemoryTurns};
+use guard::turn::lookup::{self, Grounds};
 
 fn main() {
     divan::main();

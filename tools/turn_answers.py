@@ -11,7 +11,7 @@ read as ASCII, `12.5%` keeps its `%`).
 import json
 import re
 
-from gen_turn_suites import BN, EN_MONEY, BN_MONEY, bn, canonical, group_lakh, group_western, money
+from turn_numbers import BN, EN_MONEY, BN_MONEY, bn, canonical, group_lakh, group_western, money
 
 FIGURE = re.compile(r"[0-9০-৯]+(?:,[0-9০-৯]+)*(?:\.[0-9০-৯]+)?%?")
 TO_ASCII = str.maketrans("০১২৩৪৫৬৭৮৯", "0123456789")

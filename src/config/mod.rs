@@ -254,7 +254,7 @@ fn build_product(l: &mut Loader<'_>, name: &str, overrides: &Overrides) -> Optio
         "" => String::new(),
         rel => l.read_text(&file, "lookup.prompt", rel).unwrap_or_default(),
     };
-    let (lookup, problems) = raw.lookup.build(lookup_prompt);
+    let (lookup, problems) = raw.lookup.build(lookup_prompt, raw::MAX_TIMEOUT_MS);
     for (key, message, hint) in problems {
         l.problem(&file, key, message, hint);
     }

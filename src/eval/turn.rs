@@ -104,8 +104,9 @@ pub struct TurnChecks {
 /// suite's `constants` must be among them: [`constants_missing`]). The case's results are given
 /// inline (no store, so no model question: the cases all call a tool).
 pub async fn turn_checks(product: &Product, turn: &Turn) -> TurnChecks {
+    use crate::screens::output::lookup::{self, LookupEval};
     use crate::turn::evidence::Evidence;
-    use crate::turn::lookup::{self, LookupEval, OnUngrounded};
+    use crate::turn::lookup::OnUngrounded;
     let mut evidence = Evidence::default();
     for r in &turn.results {
         evidence.merge(&Evidence::of_text(&r.content_text()));

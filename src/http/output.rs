@@ -236,7 +236,7 @@ pub async fn screen_output(open: Opened<OutputRequest>) -> Result<HttpResponse, 
             let model = output::lookup_model(p);
             let model = model
                 .as_ref()
-                .map(|m| m as &dyn crate::turn::lookup::LookupModel);
+                .map(|m| m as &dyn crate::screens::output::lookup::LookupModel);
             let turns = open.state.gate.as_ref();
             output::answer_turn(p, &text, request_id, &turn, turns, model, records).await
         }
@@ -411,7 +411,7 @@ struct Pump {
     turn: TurnContext,
     /// Deltas read (a context line comes before the first).
     deltas: usize,
-    turns: Arc<dyn crate::turn::lookup::TurnMemory>,
+    turns: Arc<dyn crate::screens::output::lookup::TurnMemory>,
     hasher: crate::obs::audit::TextHasher,
     product: Arc<Product>,
     request_id: Option<String>,
@@ -542,7 +542,7 @@ impl Pump {
                 let model = output::lookup_model(&self.product);
                 let model = model
                     .as_ref()
-                    .map(|m| m as &dyn crate::turn::lookup::LookupModel);
+                    .map(|m| m as &dyn crate::screens::output::lookup::LookupModel);
                 let turns = self.turns.as_ref();
                 out.finish_turn(&self.product, turns, model, records, &hash)
                     .await

@@ -48,7 +48,7 @@ pub struct AppState {
 impl AppState {
     /// The turn's state the lookup check reads (the evidence `POST /v1/tool-results` kept, the
     /// once-per-turn model question): the gate's stores.
-    pub fn turns(&self) -> Arc<dyn crate::turn::lookup::TurnMemory> {
+    pub fn turns(&self) -> Arc<dyn crate::screens::output::lookup::TurnMemory> {
         self.gate.clone()
     }
 

@@ -11,10 +11,10 @@ use crate::harness::{
 };
 use guard::backends::BackendError;
 use guard::config::{load, ConfigSet, Overrides};
+use guard::screens::output::lookup::{LookupModel, MemoryTurns, ScriptedModel};
 use guard::screens::output::{self, OutputDecision, OutputReason, OutputStream, TurnContext};
 use guard::screens::records::Records;
 use guard::turn::evidence::Evidence;
-use guard::turn::lookup::{LookupModel, MemoryTurns, ScriptedModel};
 use serde_json::{json, Value};
 use std::sync::OnceLock;
 

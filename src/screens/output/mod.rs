@@ -17,6 +17,7 @@
 //! answer (what leaves), after the masking, through the same `step`; a crash of it blocks.
 //! Without the turn, the answer is screened as before: masking only.
 
+pub mod lookup;
 pub mod policy;
 pub mod records;
 pub mod verdict;
@@ -28,8 +29,9 @@ use crate::redact::{Finding, Kind, Redacted};
 use crate::screens::records::Records;
 use crate::screens::{step, step_sync, Trace, TraceLine};
 use crate::turn::evidence::Evidence;
-use crate::turn::lookup::{self, Checked, LookupEval, LookupModel, TurnMemory, Unconfirmed};
+use crate::turn::lookup::{Grounds, OnUngrounded};
 use crate::verdict::{FailMode, Outcome};
+use lookup::{Checked, LookupEval, LookupModel, TurnMemory, Unconfirmed};
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::time::{Duration, Instant};
@@ -295,7 +297,7 @@ fn lookup_reason(product: &Product, c: &Checked) -> (OutputReason, Vec<String>) 
             (reason, f.clone())
         }
     };
-    let flag = product.lookup.on_ungrounded == lookup::OnUngrounded::Flag;
+    let flag = product.lookup.on_ungrounded == OnUngrounded::Flag;
     if flag && reason.decision() == OutputDecision::NeedsLookup {
         return (OutputReason::LookupFlagged, figures);
     }
@@ -369,7 +371,7 @@ impl StreamLookup {
             return String::new();
         }
         let from = self.released;
-        let grounds = lookup::Grounds {
+        let grounds = Grounds {
             evidence: &self.early,
             question: std::mem::take(&mut self.question),
             constants: &self.constants,

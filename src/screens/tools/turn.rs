@@ -23,10 +23,7 @@ use super::store::{
     parse_health, HealthRead, HealthState, MemoryStore, RedisStore, StoreError, WireHealth,
 };
 use super::{health_read, turn_key, Stores};
-use crate::product::Product;
 use crate::turn::evidence::Evidence;
-use crate::turn::lookup::{TurnError, TurnMemory};
-use futures_util::future::BoxFuture;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::time::Duration;
@@ -529,59 +526,4 @@ fn parse_kept(
         evidence,
         health,
     })
-}
-
-/// The lookup check reads the turn through the gate's stores: the evidence
-/// `POST /v1/tool-results` kept and the once-per-turn question, in process or in Redis as the
-/// product's `[tool_gate] store` says. A store that does not answer is a [`TurnError`]: the
-/// check fails closed (`lookup_turn_unavailable`).
-impl TurnMemory for Stores {
-    fn evidence<'a>(
-        &'a self,
-        product: &'a Product,
-        conversation: &'a str,
-        turn: &'a str,
-    ) -> BoxFuture<'a, Result<Evidence, TurnError>> {
-        Box::pin(async move {
-            Stores::evidence(self, &product.tools, &product.name, conversation, turn)
-                .await
-                .map_err(|e| TurnError(e.to_string()))
-        })
-    }
-
-    fn ask_once<'a>(
-        &'a self,
-        product: &'a Product,
-        conversation: &'a str,
-        turn: &'a str,
-        answer_hash: &'a str,
-    ) -> BoxFuture<'a, Result<AskOnce, TurnError>> {
-        Box::pin(async move {
-            let p = &product.tools;
-            Stores::ask_once(self, p, &product.name, conversation, turn, answer_hash)
-                .await
-                .map_err(|e| TurnError(e.to_string()))
-        })
-    }
-
-    fn settle_ask<'a>(
-        &'a self,
-        product: &'a Product,
-        conversation: &'a str,
-        turn: &'a str,
-        kept: bool,
-    ) -> BoxFuture<'a, Result<(), TurnError>> {
-        Box::pin(async move {
-            Stores::settle_ask(
-                self,
-                &product.tools,
-                &product.name,
-                conversation,
-                turn,
-                kept,
-            )
-            .await
-            .map_err(|e| TurnError(e.to_string()))
-        })
-    }
 }
