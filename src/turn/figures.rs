@@ -275,7 +275,13 @@ fn single(text: &str, n: Number, out: &mut Vec<Figure>) {
     let after = &text[n.end..];
     // Identifiers.
     let before_char = before.chars().next_back();
-    if before_char.is_some_and(|c| c.is_ascii_alphabetic() || c == '+' || is_mask_char(c)) {
+    // Letters glued before the digits are a code (`A12`, `CUST0098`), unless they are a
+    // currency written against the amount (`Tk12,400`, `BDT12,400`).
+    let glued_currency =
+        before_char.is_some_and(|c| c.is_ascii_alphabetic()) && is_currency(&word_before(before));
+    if !glued_currency
+        && before_char.is_some_and(|c| c.is_ascii_alphabetic() || c == '+' || is_mask_char(c))
+    {
         return;
     }
     // The visible end of a masked value: `**** **** **** 1111`, `*******-1234`.
@@ -739,6 +745,19 @@ mod tests {
         );
         assert_eq!(canon("you sent Tk 2025 today"), vec!["2025"]);
         assert_eq!(canon("you made 2024 transfers"), vec!["2024"]);
+    }
+
+    #[test]
+    fn a_currency_glued_to_the_amount_is_an_amount_and_other_letters_a_code() {
+        for text in [
+            "Balance: BDT12,400.",
+            "Your balance is Tk12,400.",
+            "taka12400 left",
+            "TK12,400",
+        ] {
+            assert_eq!(canon(text), vec!["12400"], "{text}");
+        }
+        assert_eq!(canon("ref A12400 and CUST0098"), Vec::<String>::new());
     }
 
     #[test]

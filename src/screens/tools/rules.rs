@@ -110,7 +110,10 @@ pub(super) fn check(
         ));
     };
     let read = read_args(policy, tool, args)?;
+    // Whose records first: a value naming someone else's record among several is
+    // `not_entitled`, whatever the count.
     entitlement(policy, tool, name, &read, at.caller)?;
+    record_counts(tool, &read)?;
     let amount = limits(tool, args)?;
     let tentative = tentative(tool, name, amount);
     let ops = counters(policy, tool, name, args, &read, amount, at)?;
@@ -278,6 +281,25 @@ pub(crate) fn read_args<'t>(
     })
 }
 
+/// Each record argument within its `max_records`.
+fn record_counts(tool: &Tool, read: &ReadArgs<'_>) -> Result<(), Refusal> {
+    for (name, m) in &read.meanings {
+        let Some(ArgType::Record(r)) = tool.args.get(*name).map(|s| &s.ty) else {
+            continue;
+        };
+        if let Some(max) = r.max_records.filter(|max| m.values().len() > *max) {
+            return Err((
+                GateReason::OverLimit,
+                format!(
+                    "at most {max} {} record(s) per call in `{name}`: name fewer",
+                    r.kind
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The call's argument names: none spelled two ways, none a misspelling of a declared one, and
 /// none undeclared when the policy refuses those.
 fn check_names(policy: &ToolPolicy, tool: &Tool, args: &Map<String, Value>) -> Result<(), Refusal> {
@@ -347,17 +369,6 @@ fn read_declared<'t>(
             Ok(Some(m)) => {
                 if spec.default.as_ref() == Some(&m) {
                     continue;
-                }
-                if let ArgType::Record(r) = &spec.ty {
-                    if let Some(max) = r.max_records.filter(|max| m.values().len() > *max) {
-                        return Err((
-                            GateReason::OverLimit,
-                            format!(
-                                "at most {max} {} record(s) per call in `{name}`: name fewer",
-                                r.kind
-                            ),
-                        ));
-                    }
                 }
                 meanings.push((name.as_str(), m));
             }
