@@ -359,23 +359,39 @@ impl<'a> Words<'a> {
             (Detector::KnownOthersRecord, None) => Vec::new(),
             (Detector::OthersRecord | Detector::KnownOthersRecord, Some(callers)) => {
                 let others = self.others_spans(text, callers);
-                found
+                let mut at: Vec<usize> = found
                     .filter(|&i| self.is_record_id(i))
-                    .filter(|&i| {
+                    .filter_map(|i| {
                         let (s, e) = self.input_spans[i];
                         match others
                             .iter()
                             .find(|(span, _)| span.start < e && s < span.end)
                         {
-                            Some((_, theirs)) => *theirs,
+                            // A number written in groups (`+880 1712 345678`) is one value: it
+                            // stands where it starts, so the rule's window measures to its
+                            // first word, not to its last group.
+                            Some((span, true)) => Some(self.first_word_in(span).unwrap_or(i)),
+                            Some((_, false)) => None,
                             // No value holds the word (not expected): its digits alone decide.
-                            None => !is_callers(&ascii_digits(self.word(i)), callers),
+                            None => {
+                                (!is_callers(&ascii_digits(self.word(i)), callers)).then_some(i)
+                            }
                         }
                     })
-                    .collect()
+                    .collect();
+                at.dedup();
+                at
             }
             _ => found.filter(|&i| self.detects(d, i)).collect(),
         }
+    }
+
+    /// The first word that overlaps `span` (a value's bytes in the input).
+    fn first_word_in(&self, span: &std::ops::Range<usize>) -> Option<usize> {
+        (0..self.len()).find(|&k| {
+            let (s, e) = self.input_spans[k];
+            span.start < e && s < span.end
+        })
     }
 
     /// The record-naming values of `text` (the value finder's), each with whether it is
@@ -663,14 +679,17 @@ mod tests {
                 .map(|i| w.word(i).to_string())
                 .collect()
         };
-        assert_eq!(
-            words(Detector::OthersRecord, Some(&mine)),
-            ["01556", "677889"]
-        );
-        assert_eq!(
-            words(Detector::KnownOthersRecord, Some(&mine)),
-            ["01556", "677889"]
-        );
+        // A number written in groups is one value, standing where it starts.
+        assert_eq!(words(Detector::OthersRecord, Some(&mine)), ["01556"]);
+        assert_eq!(words(Detector::KnownOthersRecord, Some(&mine)), ["01556"]);
+        let text = crate::text::fold_for_matching("the otp sent to +880 1712 345678 today");
+        let w2 = Words::of(&text);
+        let at: Vec<String> = w2
+            .detect(Detector::OthersRecord, &text, Some(&mine))
+            .into_iter()
+            .map(|i| w2.word(i).to_string())
+            .collect();
+        assert_eq!(at, ["880"]);
         // Without a caller: every record number, or none.
         assert_eq!(
             words(Detector::OthersRecord, None),
