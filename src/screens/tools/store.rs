@@ -774,6 +774,62 @@ fn parse_settled(a: &str) -> Result<Settled, StoreError> {
     Err(StoreError::Failed(format!("unexpected answer `{a}`")))
 }
 
+/// A batch of results in Redis. KEYS[1] is the turn's calls (call hash → id), KEYS[2] the
+/// turn's evidence (a hash: `n` = results kept, `f:<figure>` and `i:<identifier>` fields), the
+/// rest the health windows (see [`lua_health`]). Over a limit, nothing is written. The answer:
+/// `ok`, the ids' known bits (`1`/`0`), the results kept, the number of evidence fields and
+/// the fields, then the health markers.
+pub(super) const RESULTS_SCRIPT: &str = concat!(
+    lua_health!(),
+    r#"
+local b = cjson.decode(ARGV[1])
+local known = {}
+if #b.ids > 0 then
+  local seen = {}
+  for _, v in ipairs(redis.call('HVALS', KEYS[1])) do seen[v] = true end
+  for i, id in ipairs(b.ids) do known[i] = seen[id] and '1' or '0' end
+end
+local n = tonumber(redis.call('HGET', KEYS[2], 'n') or '0')
+if n + b.results > b.max_results then return {'full:results'} end
+local fresh = 0
+for _, f in ipairs(b.entries) do
+  if redis.call('HEXISTS', KEYS[2], f) == 0 then fresh = fresh + 1 end
+end
+local have = redis.call('HLEN', KEYS[2])
+if redis.call('HEXISTS', KEYS[2], 'n') == 1 then have = have - 1 end
+if have + fresh > b.max_entries then return {'full:entries'} end
+for _, f in ipairs(b.entries) do redis.call('HSET', KEYS[2], f, '1') end
+n = redis.call('HINCRBY', KEYS[2], 'n', b.results)
+redis.call('PEXPIRE', KEYS[2], b.ttl)
+if b.health then
+  for i, j in ipairs(b.failures) do
+    local key = KEYS[b.health.keys[j]]
+    redis.call('ZADD', key, now, b.member .. ':' .. i)
+    redis.call('ZREMRANGEBYRANK', key, 0, -(b.health.failures + 1))
+    redis.call('PEXPIRE', key, b.health.window_ms)
+  end
+  read_health(b.health)
+end
+local out = {'ok', table.concat(known), tostring(n)}
+local fields = redis.call('HKEYS', KEYS[2])
+out[#out + 1] = tostring(#fields)
+for _, f in ipairs(fields) do out[#out + 1] = f end
+for _, e in ipairs(health_out) do out[#out + 1] = e end
+return out
+"#
+);
+
+/// The once-per-turn question in Redis: KEYS[1] is the turn's hash (`h` = the answer's hash,
+/// `kept`), ARGV the answer's hash and the turn's lifetime in ms.
+pub(super) const ASK_SCRIPT: &str = r#"
+if redis.call('HSETNX', KEYS[1], 'h', ARGV[1]) == 1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {'first'}
+end
+local v = redis.call('HMGET', KEYS[1], 'h', 'kept')
+return {'asked', v[1] or '', v[2] or ''}
+"#;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -896,59 +952,3 @@ mod tests {
         );
     }
 }
-
-/// A batch of results in Redis. KEYS[1] is the turn's calls (call hash → id), KEYS[2] the
-/// turn's evidence (a hash: `n` = results kept, `f:<figure>` and `i:<identifier>` fields), the
-/// rest the health windows (see [`lua_health`]). Over a limit, nothing is written. The answer:
-/// `ok`, the ids' known bits (`1`/`0`), the results kept, the number of evidence fields and
-/// the fields, then the health markers.
-pub(super) const RESULTS_SCRIPT: &str = concat!(
-    lua_health!(),
-    r#"
-local b = cjson.decode(ARGV[1])
-local known = {}
-if #b.ids > 0 then
-  local seen = {}
-  for _, v in ipairs(redis.call('HVALS', KEYS[1])) do seen[v] = true end
-  for i, id in ipairs(b.ids) do known[i] = seen[id] and '1' or '0' end
-end
-local n = tonumber(redis.call('HGET', KEYS[2], 'n') or '0')
-if n + b.results > b.max_results then return {'full:results'} end
-local fresh = 0
-for _, f in ipairs(b.entries) do
-  if redis.call('HEXISTS', KEYS[2], f) == 0 then fresh = fresh + 1 end
-end
-local have = redis.call('HLEN', KEYS[2])
-if redis.call('HEXISTS', KEYS[2], 'n') == 1 then have = have - 1 end
-if have + fresh > b.max_entries then return {'full:entries'} end
-for _, f in ipairs(b.entries) do redis.call('HSET', KEYS[2], f, '1') end
-n = redis.call('HINCRBY', KEYS[2], 'n', b.results)
-redis.call('PEXPIRE', KEYS[2], b.ttl)
-if b.health then
-  for i, j in ipairs(b.failures) do
-    local key = KEYS[b.health.keys[j]]
-    redis.call('ZADD', key, now, b.member .. ':' .. i)
-    redis.call('ZREMRANGEBYRANK', key, 0, -(b.health.failures + 1))
-    redis.call('PEXPIRE', key, b.health.window_ms)
-  end
-  read_health(b.health)
-end
-local out = {'ok', table.concat(known), tostring(n)}
-local fields = redis.call('HKEYS', KEYS[2])
-out[#out + 1] = tostring(#fields)
-for _, f in ipairs(fields) do out[#out + 1] = f end
-for _, e in ipairs(health_out) do out[#out + 1] = e end
-return out
-"#
-);
-
-/// The once-per-turn question in Redis: KEYS[1] is the turn's hash (`h` = the answer's hash,
-/// `kept`), ARGV the answer's hash and the turn's lifetime in ms.
-pub(super) const ASK_SCRIPT: &str = r#"
-if redis.call('HSETNX', KEYS[1], 'h', ARGV[1]) == 1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return {'first'}
-end
-local v = redis.call('HMGET', KEYS[1], 'h', 'kept')
-return {'asked', v[1] or '', v[2] or ''}
-"#;
