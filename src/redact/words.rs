@@ -647,7 +647,20 @@ fn bounded(text: &str, start: usize, end: usize, whole_word: bool, class: Class)
         !crate::text::is_alphanumeric(c)
             || (class == Class::Money && super::digits::digit_char(c).is_some())
     };
-    !before.is_some_and(crate::text::is_alphanumeric) && (!whole_word || after.is_none_or(after_ok))
+    // A PIN named by a one-letter prefix, the way services brand theirs: `ePIN`, `e-PIN`,
+    // `mPIN`, `tPIN`, `iPIN` (the letter, a hyphen or not, at the start of the word).
+    // Written so (`PIN` in capitals, or a hyphen), not a word like "spin".
+    let branded_pin = class == Class::Pin && {
+        let hyphen = text[..start].ends_with('-');
+        let head = text[..start].strip_suffix('-').unwrap_or(&text[..start]);
+        let mut back = head.chars().rev();
+        let capitals = text[start..end].chars().all(|c| c.is_ascii_uppercase());
+        (hyphen || capitals)
+            && back.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && !back.next().is_some_and(crate::text::is_alphanumeric)
+    };
+    (branded_pin || !before.is_some_and(crate::text::is_alphanumeric))
+        && (!whole_word || after.is_none_or(after_ok))
 }
 
 /// Abbreviations whose full stop does not end a sentence when something follows it.
@@ -814,6 +827,9 @@ mod tests {
             ("Your O.T.P. is 483920.", "483920", Some(Class::Otp)),
             ("Your o t p is 483920.", "483920", Some(Class::Otp)),
             ("Your MPIN is 4821.", "4821", Some(Class::Pin)),
+            ("Your ePIN is 9035.", "9035", Some(Class::Pin)),
+            ("Your e-pin is 9035.", "9035", Some(Class::Pin)),
+            ("Give it a spin 9035 times", "9035", None),
             (
                 "আপনার ওটিপি কাউকে বলবেন না, এটি হলো ৪৮৩৯২০",
                 "৪৮৩৯২০",
