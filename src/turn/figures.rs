@@ -78,7 +78,63 @@ pub fn stated(text: &str) -> Vec<Figure> {
         i = compound.end.max(i + 1);
         classify(text, compound, &mut out);
     }
+    joined_scales(text, out)
+}
+
+/// An amount said in parts, each smaller than the scale before it, is one amount: "8 lakh 45
+/// thousand" = 845000, "১ লাখ ২৫ হাজার টাকা" = 125000, "2 crore 50 lakh" = 25000000, "1 lakh
+/// 25 thousand 500 taka" = 125500. A part joins when only white space (or "and", "ও") stands
+/// between, and it is itself scaled or a currency amount ("5 lakh 3 times" stays two figures).
+fn joined_scales(text: &str, figures: Vec<Figure>) -> Vec<Figure> {
+    let mut out: Vec<Figure> = Vec::with_capacity(figures.len());
+    // The scale of the last figure of `out`, when it ends in a scale word and can take a part.
+    let mut open: Option<u32> = None;
+    for f in figures {
+        let scale = scale_at_end(&text[f.span.clone()]);
+        let joins = match (open, out.last()) {
+            (Some(k), Some(prev)) => {
+                let gap = text[prev.span.end..f.span.start].trim();
+                let gap_ok = gap.is_empty() || matches!(gap, "and" | "ও" | "এবং");
+                let part_ok = scale.is_some_and(|s| s < k) || f.kind == FigureKind::Amount;
+                let below = integer(&f.canonical).is_some_and(|v| v < 10u128.pow(k));
+                gap_ok && part_ok && below
+            }
+            _ => false,
+        };
+        match (joins, out.last_mut()) {
+            (true, Some(prev)) => {
+                let sum = integer(&prev.canonical).zip(integer(&f.canonical));
+                if let Some((a, b)) = sum {
+                    prev.canonical = (a + b).to_string();
+                    prev.span = prev.span.start..f.span.end;
+                    prev.kind = FigureKind::Amount;
+                    open = scale;
+                    continue;
+                }
+                open = scale;
+                out.push(f);
+            }
+            _ => {
+                open = scale;
+                out.push(f);
+            }
+        }
+    }
     out
+}
+
+/// The scale word a figure's span ends with (`8 lakh` → 5).
+fn scale_at_end(span: &str) -> Option<u32> {
+    let word = span
+        .rsplit(|c: char| c.is_whitespace() || digit_at_char(c).is_some())
+        .next()?
+        .to_lowercase();
+    is_scale(&word)
+}
+
+/// A canonical figure that is a whole number.
+fn integer(canonical: &str) -> Option<u128> {
+    canonical.parse().ok()
 }
 
 /// The figure a value of a tool result holds (a JSON number or string): the canonical forms
@@ -758,6 +814,21 @@ mod tests {
             assert_eq!(canon(text), vec!["12400"], "{text}");
         }
         assert_eq!(canon("ref A12400 and CUST0098"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn an_amount_said_in_parts_is_one_amount() {
+        assert_eq!(canon("8 lakh 45 thousand taka"), vec!["845000"]);
+        assert_eq!(canon("১ লাখ ২৫ হাজার টাকা"), vec!["125000"]);
+        assert_eq!(canon("2 crore 50 lakh taka"), vec!["25000000"]);
+        assert_eq!(canon("1 lakh 25 thousand 500 taka"), vec!["125500"]);
+        assert_eq!(
+            canon("৮ লাখ ৪৫ হাজার টাকা এবং ২.৫ কোটি টাকা"),
+            vec!["845000", "25000000"]
+        );
+        // Parts that are not an amount, or not smaller, stay apart.
+        assert_eq!(canon("5 lakh 3 times"), vec!["500000", "3"]);
+        assert_eq!(canon("2 lakh 3 lakh"), vec!["200000", "300000"]);
     }
 
     #[test]
