@@ -13,7 +13,8 @@
 //! [`crate::redact::digits`]), with `,` grouping in thousands (`1,234,567`) or lakhs
 //! (`12,34,567`), one decimal point, a currency before or after (`৳`, `Tk`, `BDT`, `taka`,
 //! `টাকা`), a scale word after (`thousand`, `lakh`/`lac`, `crore`, `million`, `হাজার`, `লাখ`/`লক্ষ`,
-//! `কোটি`) and `%`, `percent`, `শতাংশ` after.
+//! `কোটি`) and `%`, `percent`, `শতাংশ` after. An amount said in parts, each smaller than the scale
+//! before it, is one amount (`8 lakh 45 thousand` = `845000`).
 //!
 //! What is not a figure, and why (these are not facts about the customer's records, or are
 //! identifiers the output screen masks):
