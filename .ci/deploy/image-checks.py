@@ -280,8 +280,11 @@ def check_shared_gate() -> None:
             got = []
             for turn in range(1, 5):
                 _, api = pair[(turn - 1) % 2]  # a, b, a, b
+                # The signed-in customer owns the wallet (the shipped products check entitlement).
                 body = json.dumps({"product": "wallet-assistant", "conversation": conversation,
-                                   "turn": turn, "calls": [{"id": "t", "tool": "send_money",
+                                   "turn": turn,
+                                   "caller": {"id": "c-1", "records": {"wallet": ["01711000000"]}},
+                                   "calls": [{"id": "t", "tool": "send_money",
                                    "args": {"wallet": "01711000000", "to": "01811000000",
                                             "amount": 500}}]})
                 code, text = port_http(f"http://127.0.0.1:{api}/v1/tool-calls", body)
