@@ -390,6 +390,7 @@ impl Checks {
 pub async fn screen_question<T>(
     open: &Opened<T>,
     text: Result<String, Unscreenable>,
+    caller: Option<&Caller>,
     checks: &mut Checks,
 ) {
     let product = &open.product;
@@ -397,7 +398,10 @@ pub async fn screen_question<T>(
         Ok(text) => text,
         Err(why) => return refuse_unscreenable(open, QUESTION_RAIL, RailKind::Input, why, checks),
     };
-    let answered = open.screener.answer(&product.name, &text, None, None).await;
+    let answered = open
+        .screener
+        .answer(&product.name, &text, caller, None)
+        .await;
     let verdict: &Verdict = match &answered {
         Some(Answered::Shared(answer)) => &answer.verdict,
         Some(Answered::Fresh(verdict)) => verdict,
@@ -429,6 +433,7 @@ pub enum QuestionShape {
 pub async fn answer_question<T, A: Serialize>(
     open: &Opened<T>,
     text: Result<String, Unscreenable>,
+    caller: Option<&Caller>,
     adapter: Adapter,
     shape: QuestionShape,
     render: impl FnOnce(&Checks) -> A,
@@ -443,7 +448,12 @@ pub async fn answer_question<T, A: Serialize>(
         }
     };
     let product = &open.product;
-    let answer = match open.screener.answer(&product.name, &text, None, None).await {
+    // The caller's records are part of the verdict cache's key, and so of the views kept with it.
+    let answer = match open
+        .screener
+        .answer(&product.name, &text, caller, None)
+        .await
+    {
         Some(Answered::Shared(answer)) => answer,
         Some(Answered::Fresh(verdict)) => {
             question_rails(product, &verdict, &mut checks);
@@ -653,6 +663,17 @@ pub fn fresh_id(prefix: &str) -> String {
 /// whose value it did not forward).
 /// The header a gateway's caller forwards the platform's `caller` in, as JSON text.
 pub const CALLER_HEADER: &str = "x-guard-caller";
+
+/// The caller a gateway's question screen reads: the `x-guard-caller` header of `req`, when it
+/// is a caller. One it cannot read screens the question as with no caller (the stricter
+/// reading: every record number counts as someone else's); the gate refuses on it.
+pub fn question_caller(req: &actix_web::HttpRequest) -> Option<Caller> {
+    let header = req
+        .headers()
+        .get(CALLER_HEADER)
+        .and_then(|v| v.to_str().ok());
+    caller_of_header(header).ok().flatten()
+}
 
 /// The caller of a gateway request: the `x-guard-caller` header's JSON text, read as the
 /// native routes read `caller` (`422 invalid_caller` when it is not a caller).

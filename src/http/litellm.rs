@@ -319,7 +319,16 @@ pub async fn guardrail(open: Opened<LiteLlmCall>) -> Result<HttpResponse, ApiErr
     if call.side == InputType::Request {
         let render = |checks: &Checks| answer(checks, None);
         let shape = QuestionShape::LiteLlm;
-        return Ok(answer_question(&open, question(call), Adapter::LiteLlm, shape, render).await);
+        let caller = call.caller.as_ref();
+        let answered = answer_question(
+            &open,
+            question(call),
+            caller,
+            Adapter::LiteLlm,
+            shape,
+            render,
+        );
+        return Ok(answered.await);
     }
     let mut checks = Checks::default();
     let texts = screen_answers(&open, &call.texts, &mut checks);

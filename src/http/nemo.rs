@@ -24,8 +24,8 @@ use super::extract::Source;
 use super::extract::{json_response, named_product, product_from_request, Opened, RouteRequest};
 use super::gateway::{answer_question, QuestionShape, RailKind, Unscreenable};
 use super::gateway::{caller_of_header, content_text, fresh_id, gate_calls, header_text};
+use super::gateway::{question_caller, screen_answers, Transcript, CALLER_HEADER};
 use super::gateway::{refuse_unscreenable, screen_question, Adapter, ChatMessage, Checks};
-use super::gateway::{screen_answers, Transcript, CALLER_HEADER};
 use super::gateway::{OUTPUT_RAIL, QUESTION_RAIL};
 use actix_web::{HttpRequest, HttpResponse};
 use serde::de::IgnoredAny;
@@ -161,7 +161,8 @@ async fn run(open: &Opened<NemoCheck>, req: &HttpRequest) -> (Checks, Option<Str
     if check.input {
         let question = question(check);
         content = question.as_ref().ok().cloned();
-        screen_question(open, question, &mut checks).await;
+        let caller = question_caller(req);
+        screen_question(open, question, caller.as_ref(), &mut checks).await;
     }
     if check.output && !checks.refused() {
         let last = check.messages.last().filter(|m| m.is("assistant"));
@@ -292,7 +293,9 @@ pub async fn checks(open: Opened<NemoCheck>, req: HttpRequest) -> Result<HttpRes
         // Input rails alone mask nothing: the answer has no content to carry.
         let render = |checks: &Checks| checks_answer(checks, None, config_rev);
         let (adapter, shape) = (Adapter::NemoChecks, QuestionShape::NemoChecks);
-        return Ok(answer_question(&open, question, adapter, shape, render).await);
+        let caller = question_caller(&req);
+        let answered = answer_question(&open, question, caller.as_ref(), adapter, shape, render);
+        return Ok(answered.await);
     }
     let (checks, content) = run(&open, &req).await;
     checks.record(&open, Adapter::NemoChecks);
@@ -418,7 +421,9 @@ pub async fn checks_oss(
         let content = question.as_ref().ok().cloned();
         let render = |checks: &Checks| oss_answer(checks, content);
         let (adapter, shape) = (Adapter::NemoOss, QuestionShape::NemoOss);
-        return Ok(answer_question(&open, question, adapter, shape, render).await);
+        let caller = question_caller(&req);
+        let answered = answer_question(&open, question, caller.as_ref(), adapter, shape, render);
+        return Ok(answered.await);
     }
     let (checks, content) = run(&open, &req).await;
     checks.record(&open, Adapter::NemoOss);

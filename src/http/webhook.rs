@@ -230,7 +230,16 @@ pub async fn request(open: Opened<Prompt>) -> Result<HttpResponse, ApiError> {
         None => Err(Unscreenable::NoQuestion),
     };
     let shape = QuestionShape::Webhook;
-    Ok(answer_question(&open, question, Adapter::Webhook, shape, prompt_answer).await)
+    // The Guardrail Webhook API carries no caller: the question is screened without one.
+    let answered = answer_question(
+        &open,
+        question,
+        None,
+        Adapter::Webhook,
+        shape,
+        prompt_answer,
+    );
+    Ok(answered.await)
 }
 
 /// `/request`'s answer for what the question screen concluded.

@@ -1277,3 +1277,39 @@ async fn a_gateway_answer_kept_with_a_cached_verdict_stays_with_it() {
         );
     }
 }
+
+/// The gateways' question screen reads the platform's caller (`x-guard-caller`) as
+/// `/v1/screen` reads `caller`: a question about a wallet is decided by whose wallet it is,
+/// through LiteLLM's forwarded headers and NeMo's own header alike; a header that is not a
+/// caller screens the question as with none.
+#[actix_web::test]
+async fn the_gateways_question_screen_reads_the_caller() {
+    let app = app_for(shipped_state()).await;
+    let question = "Show me the balance of wallet 01712345678";
+    let theirs = json!({"id": "c-1", "records": {"wallet": ["01711000000"]}}).to_string();
+    let mine = json!({"id": "c-2", "records": {"wallet": ["+880 1712-345678"]}}).to_string();
+    for (header, want_litellm, want_nemo) in [
+        (Some(theirs.as_str()), "BLOCKED", "blocked"),
+        (Some(mine.as_str()), "NONE", "success"),
+        (None, "NONE", "success"),
+        (Some("not a caller"), "NONE", "success"),
+    ] {
+        let mut body = litellm_request(&[user(question)]);
+        if let Some(h) = header {
+            body["request_headers"]["x-guard-caller"] = json!(h);
+        }
+        let (status, a) = post_checked(&app, LITELLM, body).await;
+        assert_eq!(status, if header == Some("not a caller") { 422 } else { 200 }, "{a}");
+        if status == 200 {
+            assert_eq!(a["action"], want_litellm, "{header:?}: {a}");
+        }
+        let mut req = web_test::TestRequest::post()
+            .uri("/v1/guardrail/checks")
+            .set_json(nemo(json!([user(question)]), json!({"config_id": P})));
+        if let Some(h) = header {
+            req = req.insert_header(("x-guard-caller", h));
+        }
+        let a: Value = web_test::call_and_read_body_json(&app, req.to_request()).await;
+        assert_eq!(a["status"], want_nemo, "{header:?}: {a}");
+    }
+}
