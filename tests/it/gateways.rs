@@ -1299,7 +1299,15 @@ async fn the_gateways_question_screen_reads_the_caller() {
             body["request_headers"]["x-guard-caller"] = json!(h);
         }
         let (status, a) = post_checked(&app, LITELLM, body).await;
-        assert_eq!(status, if header == Some("not a caller") { 422 } else { 200 }, "{a}");
+        assert_eq!(
+            status,
+            if header == Some("not a caller") {
+                422
+            } else {
+                200
+            },
+            "{a}"
+        );
         if status == 200 {
             assert_eq!(a["action"], want_litellm, "{header:?}: {a}");
         }
