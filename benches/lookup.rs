@@ -6,8 +6,8 @@
 
 mod common;
 use common::config;
-use guard::screens::output::lookup::MemoryTurns;
 use guard::screens::output::{self, TurnContext};
+use guard::screens::tools::Stores;
 use guard::turn::evidence::Evidence;
 use guard::turn::lookup::{self, Grounds};
 
@@ -97,7 +97,7 @@ fn screen_with_lookup_1000_chars_10_results(bencher: divan::Bencher) {
         evidence: Some(evidence(&results())),
         ..TurnContext::default()
     };
-    let turns = MemoryTurns::new(16);
+    let turns = Stores::in_process(10_000);
     let metrics = guard::obs::metrics::Registry::new(false);
     let audit = std::sync::Arc::new(guard::obs::audit::AuditLog::new(
         None,

@@ -9,7 +9,6 @@
 use super::suite::{AnswerDecision, GateCall, GateRound, Turn};
 use crate::product::Product;
 use crate::screens::tools::policy::{StoreKind, ToolPolicy};
-use crate::screens::tools::store::MemoryStore;
 use crate::screens::tools::{decide, Decision, GateReason, ProposedCall, Round, Stores};
 use serde::Serialize;
 use std::borrow::Cow;
@@ -54,10 +53,7 @@ fn proposed(calls: &[GateCall]) -> Vec<ProposedCall> {
 /// Every round of a case through the gate, in order, on one fresh store: every call's decision.
 pub async fn run_rounds(product: &Product, rounds: &[GateRound]) -> Vec<CallActual> {
     let policy = in_memory(&product.tools);
-    let stores = Stores {
-        memory: MemoryStore::new(CASE_STORE_KEYS),
-        redis: None,
-    };
+    let stores = Stores::in_process(CASE_STORE_KEYS);
     let mut out = Vec::new();
     for (i, r) in rounds.iter().enumerate() {
         let round = Round {
@@ -122,7 +118,7 @@ pub async fn turn_checks(product: &Product, turn: &Turn) -> TurnChecks {
         turn: None,
         answer_hash: "",
     };
-    let memory = lookup::MemoryTurns::new(1);
+    let memory = Stores::in_process(CASE_STORE_KEYS);
     let checked = lookup::evaluate(input, &memory, None).await;
     let (decision, figures) = match checked.eval {
         LookupEval::NoFigures | LookupEval::Grounded | LookupEval::Kept => {

@@ -11,9 +11,10 @@ use crate::harness::{
 };
 use guard::backends::BackendError;
 use guard::config::{load, ConfigSet, Overrides};
-use guard::screens::output::lookup::{LookupModel, MemoryTurns, ScriptedModel};
+use guard::screens::output::lookup::{LookupModel, ScriptedModel};
 use guard::screens::output::{self, OutputDecision, OutputReason, OutputStream, TurnContext};
 use guard::screens::records::Records;
+use guard::screens::tools::Stores;
 use guard::turn::evidence::Evidence;
 use serde_json::{json, Value};
 use std::sync::OnceLock;
@@ -309,7 +310,7 @@ async fn check(p: &guard::product::Product, c: &Case) -> output::OutputVerdict {
         evidence: Some(inline(&c.results)),
         ..TurnContext::default()
     };
-    let turns = MemoryTurns::new(16);
+    let turns = Stores::in_process(10_000);
     output::answer_turn(p, &c.answer, None, &ctx, &turns, None, records()).await
 }
 
@@ -392,7 +393,7 @@ async fn without_the_turn_the_answer_is_only_masked_as_before() {
     let p = product("wallet-assistant");
     let answer = "Your balance is Tk 5,000.";
     let before = output::screen(p, answer);
-    let turns = MemoryTurns::new(4);
+    let turns = Stores::in_process(10_000);
     let v = output::answer_turn(
         p,
         answer,
@@ -423,7 +424,7 @@ fn no_tool(conversation: Option<&str>) -> TurnContext {
 
 async fn ask(
     ctx: &TurnContext,
-    turns: &MemoryTurns,
+    turns: &Stores,
     model: Option<&dyn LookupModel>,
     answer: &str,
 ) -> output::OutputVerdict {
@@ -459,7 +460,7 @@ async fn no_tool_turns_ask_the_model_once_and_only_a_clear_no_keeps() {
         ),
     ];
     for (model, want) in cases {
-        let turns = MemoryTurns::new(16);
+        let turns = Stores::in_process(10_000);
         let v = ask(&no_tool(Some("c1")), &turns, Some(&model), answer).await;
         assert_eq!(v.reason, want, "{:?}", model.answer);
         assert_eq!(model.calls(), 1);
@@ -472,7 +473,7 @@ async fn no_tool_turns_ask_the_model_once_and_only_a_clear_no_keeps() {
         }
     }
     // No model configured.
-    let turns = MemoryTurns::new(16);
+    let turns = Stores::in_process(10_000);
     let v = ask(&no_tool(Some("c1")), &turns, None, answer).await;
     assert_eq!(v.reason, OutputReason::LookupNoModel);
     assert_eq!(v.decision, OutputDecision::NeedsLookup);
@@ -483,7 +484,7 @@ async fn a_model_that_never_answers_times_out_into_needs_lookup() {
     // The product's deadline (3 s) is the only wait: the scripted model never answers, so the
     // step's timer decides; nothing here sleeps.
     let model = ScriptedModel::hangs();
-    let turns = MemoryTurns::new(16);
+    let turns = Stores::in_process(10_000);
     let v = ask(
         &no_tool(None),
         &turns,
@@ -499,7 +500,7 @@ async fn a_model_that_never_answers_times_out_into_needs_lookup() {
 #[actix_web::test]
 async fn the_question_is_asked_once_per_turn_and_never_loops() {
     let model = ScriptedModel::says("no");
-    let turns = MemoryTurns::new(16);
+    let turns = Stores::in_process(10_000);
     let ctx = no_tool(Some("conv-7"));
     let first = ask(&ctx, &turns, Some(&model), "You have 3 cards.").await;
     assert_eq!(first.reason, OutputReason::LookupKept);
@@ -573,7 +574,7 @@ async fn stream(
     for chunk in chars.chunks(size) {
         early.push_str(&s.push(&chunk.iter().collect::<String>()));
     }
-    let turns = MemoryTurns::new(4);
+    let turns = Stores::in_process(10_000);
     let (rest, v) = s.finish_turn(p, &turns, None, records(), "h").await;
     (early, rest, v)
 }

@@ -8,20 +8,26 @@ use crate::backends::transport::post_json;
 use crate::backends::BackendError;
 use crate::product::Product;
 use crate::screens::input::stages::judge::{neutralise, JudgeClient};
+use crate::screens::tools::store::StoreError;
 use crate::screens::tools::Stores;
 use crate::turn::evidence::Evidence;
 use crate::turn::figures;
 use crate::turn::lookup::{ungrounded, AskOnce, Grounds};
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Why the turn's state could not be read: every check that needed it fails closed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("turn state unavailable: {0}")]
 pub struct TurnError(pub String);
+
+impl From<StoreError> for TurnError {
+    fn from(e: StoreError) -> Self {
+        TurnError(e.to_string())
+    }
+}
 
 /// The turn's state as the lookup check needs it: the evidence its tool results left, and
 /// the memory of the model question. The gate's stores implement it at merge (the contract's
@@ -51,131 +57,6 @@ pub trait TurnMemory: Send + Sync {
         turn: &'a str,
         kept: bool,
     ) -> BoxFuture<'a, Result<(), TurnError>>;
-}
-
-/// The turn's state in process: bounded, entries live [`MemoryTurns::TTL`]. It holds no
-/// evidence of its own (that comes from `POST /v1/tool-results`, another branch's store) beyond
-/// what [`MemoryTurns::add_evidence`] gives it.
-pub struct MemoryTurns {
-    turns: Mutex<HashMap<String, TurnEntry>>,
-    max_turns: usize,
-}
-
-#[derive(Debug, Clone)]
-struct TurnEntry {
-    evidence: Evidence,
-    asked: Option<(String, Option<bool>)>,
-    at: Instant,
-}
-
-impl MemoryTurns {
-    /// How long a turn is remembered.
-    pub const TTL: Duration = Duration::from_secs(600);
-
-    pub fn new(max_turns: usize) -> Self {
-        MemoryTurns {
-            turns: Mutex::new(HashMap::new()),
-            max_turns: max_turns.max(1),
-        }
-    }
-
-    /// The key: hashed, never the conversation id in clear.
-    fn key(product: &str, conversation: &str, turn: &str) -> String {
-        let joined = format!("{product}\u{0}{conversation}\u{0}{turn}");
-        crate::text::sha256_hex(joined.as_bytes())
-    }
-
-    fn with<T>(&self, key: String, f: impl FnOnce(&mut TurnEntry) -> T) -> Result<T, TurnError> {
-        let mut map = self
-            .turns
-            .lock()
-            .map_err(|_| TurnError("memory poisoned".into()))?;
-        if map.len() >= self.max_turns && !map.contains_key(&key) {
-            map.retain(|_, e| e.at.elapsed() < Self::TTL);
-            if map.len() >= self.max_turns {
-                // Full of live turns: refuse rather than forget one (fail closed).
-                return Err(TurnError("turn memory full".into()));
-            }
-        }
-        let entry = map.entry(key).or_insert_with(|| TurnEntry {
-            evidence: Evidence::default(),
-            asked: None,
-            at: Instant::now(),
-        });
-        if entry.at.elapsed() >= Self::TTL {
-            *entry = TurnEntry {
-                evidence: Evidence::default(),
-                asked: None,
-                at: Instant::now(),
-            };
-        }
-        Ok(f(entry))
-    }
-
-    /// Add a result's evidence to a turn (what `POST /v1/tool-results` does in the store).
-    pub fn add_evidence(
-        &self,
-        product: &str,
-        conversation: &str,
-        turn: &str,
-        delta: &Evidence,
-    ) -> Result<Evidence, TurnError> {
-        self.with(Self::key(product, conversation, turn), |e| {
-            e.evidence.merge(delta);
-            e.evidence.clone()
-        })
-    }
-}
-
-impl TurnMemory for MemoryTurns {
-    fn evidence<'a>(
-        &'a self,
-        product: &'a Product,
-        conversation: &'a str,
-        turn: &'a str,
-    ) -> BoxFuture<'a, Result<Evidence, TurnError>> {
-        let got = self.with(Self::key(&product.name, conversation, turn), |e| {
-            e.evidence.clone()
-        });
-        Box::pin(async move { got })
-    }
-
-    fn ask_once<'a>(
-        &'a self,
-        product: &'a Product,
-        conversation: &'a str,
-        turn: &'a str,
-        answer_hash: &'a str,
-    ) -> BoxFuture<'a, Result<AskOnce, TurnError>> {
-        let got = self.with(Self::key(&product.name, conversation, turn), |e| {
-            match &e.asked {
-                Some((hash, kept)) => AskOnce::Asked {
-                    answer_hash: hash.clone(),
-                    kept: *kept,
-                },
-                None => {
-                    e.asked = Some((answer_hash.to_string(), None));
-                    AskOnce::First
-                }
-            }
-        });
-        Box::pin(async move { got })
-    }
-
-    fn settle_ask<'a>(
-        &'a self,
-        product: &'a Product,
-        conversation: &'a str,
-        turn: &'a str,
-        kept: bool,
-    ) -> BoxFuture<'a, Result<(), TurnError>> {
-        let got = self.with(Self::key(&product.name, conversation, turn), |e| {
-            if let Some((_, k)) = &mut e.asked {
-                *k = Some(kept);
-            }
-        });
-        Box::pin(async move { got })
-    }
 }
 
 /// The model the question goes to: its raw answer text.
@@ -529,9 +410,7 @@ impl TurnMemory for Stores {
         turn: &'a str,
     ) -> BoxFuture<'a, Result<Evidence, TurnError>> {
         Box::pin(async move {
-            Stores::evidence(self, &product.tools, &product.name, conversation, turn)
-                .await
-                .map_err(|e| TurnError(e.to_string()))
+            Ok(Stores::evidence(self, &product.tools, &product.name, conversation, turn).await?)
         })
     }
 
@@ -544,9 +423,7 @@ impl TurnMemory for Stores {
     ) -> BoxFuture<'a, Result<AskOnce, TurnError>> {
         Box::pin(async move {
             let p = &product.tools;
-            Stores::ask_once(self, p, &product.name, conversation, turn, answer_hash)
-                .await
-                .map_err(|e| TurnError(e.to_string()))
+            Ok(Stores::ask_once(self, p, &product.name, conversation, turn, answer_hash).await?)
         })
     }
 
@@ -558,7 +435,7 @@ impl TurnMemory for Stores {
         kept: bool,
     ) -> BoxFuture<'a, Result<(), TurnError>> {
         Box::pin(async move {
-            Stores::settle_ask(
+            Ok(Stores::settle_ask(
                 self,
                 &product.tools,
                 &product.name,
@@ -566,8 +443,7 @@ impl TurnMemory for Stores {
                 turn,
                 kept,
             )
-            .await
-            .map_err(|e| TurnError(e.to_string()))
+            .await?)
         })
     }
 }

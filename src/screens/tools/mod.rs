@@ -61,10 +61,15 @@ impl Stores {
     pub fn new(redis_url: Option<&str>) -> Result<Self, String> {
         match redis_url {
             Some(url) => Self::with_redis(url),
-            None => Ok(Stores {
-                memory: MemoryStore::new(MEMORY_STORE_KEYS),
-                redis: None,
-            }),
+            None => Ok(Self::in_process(MEMORY_STORE_KEYS)),
+        }
+    }
+
+    /// The in-process store alone, holding at most `max_keys` keys (an eval case, a test).
+    pub fn in_process(max_keys: usize) -> Self {
+        Stores {
+            memory: MemoryStore::new(max_keys),
+            redis: None,
         }
     }
 
