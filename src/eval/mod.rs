@@ -20,7 +20,7 @@ pub mod turn;
 
 use crate::config::{self, ConfigSet, Overrides};
 use crate::screens::input::records::InputMetrics;
-use report::{group_scores, json_report, junit, ratchet, table, Baseline};
+use report::{fallen_rows, group_scores, json_report, junit, ratchet, table, Baseline};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -136,14 +136,21 @@ fn outcome(
     let groups = group_scores(results, &baseline);
     let mut report = table(results, &groups);
     let json = json_report(results, &groups);
+    let fallen = fallen_rows(results, &baseline);
     let mut dropped: Vec<String> = groups
         .iter()
-        .filter(|(_, s)| s.dropped())
+        .filter(|(g, s)| s.dropped() || fallen.contains_key(*g))
         .map(|(g, _)| g.clone())
         .collect();
+    for (g, rows) in &fallen {
+        report.push_str(&format!(
+            "\n{g}: rows that passed when recorded fail now: {}\n",
+            rows.join(", ")
+        ));
+    }
     if opts.update_baseline {
         let mut updated = baseline.clone();
-        dropped = ratchet(&mut updated, &groups);
+        dropped = ratchet(&mut updated, &groups, results);
         updated.save(&opts.baseline).map_err(|e| e.to_string())?;
         report.push_str(&format!(
             "\nbaseline written to {}\n",

@@ -10,6 +10,30 @@ use std::path::Path;
 #[serde(deny_unknown_fields)]
 pub struct Baseline {
     pub groups: BTreeMap<String, f64>,
+    /// Groups held row by row: the cases (`suite/name`) of the group that failed when it was
+    /// recorded. Any other case of the group failing is a fallen row and fails the run, even
+    /// when another row rose and the group's score stayed where it was.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cases: BTreeMap<String, std::collections::BTreeSet<String>>,
+}
+
+/// A case's key in [`Baseline::cases`].
+pub fn case_key(r: &CaseResult) -> String {
+    format!("{}/{}", r.suite, r.name)
+}
+
+/// The cases of row-held groups that fail now but were not recorded as failing, by group.
+pub fn fallen_rows(results: &[CaseResult], baseline: &Baseline) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in results.iter().filter(|r| !r.passed) {
+        if let Some(recorded) = baseline.cases.get(&r.group) {
+            let key = case_key(r);
+            if !recorded.contains(&key) {
+                out.entry(r.group.clone()).or_default().push(key);
+            }
+        }
+    }
+    out
 }
 
 impl Baseline {
@@ -257,14 +281,29 @@ pub fn junit(results: &[CaseResult]) -> String {
 
 /// `--update-baseline`: raise groups that improved (and record new ones); never lower one.
 /// Returns the groups that would have been lowered.
-pub fn ratchet(baseline: &mut Baseline, groups: &BTreeMap<String, GroupScore>) -> Vec<String> {
+/// A row-held group's failing list only shrinks (a row that passes now leaves it); with a fallen
+/// row the group is refused and left as it was.
+pub fn ratchet(
+    baseline: &mut Baseline,
+    groups: &BTreeMap<String, GroupScore>,
+    results: &[CaseResult],
+) -> Vec<String> {
+    let fallen = fallen_rows(results, baseline);
+    let failing: std::collections::BTreeSet<String> =
+        results.iter().filter(|r| !r.passed).map(case_key).collect();
     let mut refused = Vec::new();
     for (g, s) in groups {
-        match baseline.groups.get(g) {
-            Some(b) if round4(s.score) < round4(*b) => refused.push(g.clone()),
-            _ => {
-                baseline.groups.insert(g.clone(), s.score);
-            }
+        let lowered = baseline
+            .groups
+            .get(g)
+            .is_some_and(|b| round4(s.score) < round4(*b));
+        if lowered || fallen.contains_key(g) {
+            refused.push(g.clone());
+            continue;
+        }
+        baseline.groups.insert(g.clone(), s.score);
+        if let Some(recorded) = baseline.cases.get_mut(g) {
+            recorded.retain(|key| failing.contains(key));
         }
     }
     refused

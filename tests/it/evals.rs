@@ -140,6 +140,56 @@ fn exit_codes_baseline_ratchet_and_reports() {
     assert!(baseline.contains("\"tiny\": 1.0"), "{baseline}");
 }
 
+/// A group held row by row: a row that passed when recorded and fails now fails the run even
+/// when another row rose and the score is the same (a swap); the failing list only shrinks.
+#[test]
+fn row_held_group_fails_on_a_swap() {
+    let dir = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("{e}"),
+    };
+    let suite = dir.path().join("tiny.yaml");
+    std::fs::write(&suite, SUITE).ok();
+    let suite_arg = suite.display().to_string();
+    let baseline = r#"{"groups": {"tiny": 0.6667}, "cases": {"tiny": ["tiny/wrong-on-purpose"]}}"#;
+    std::fs::write(dir.path().join("baseline.json"), baseline).ok();
+    let (code, out, _) = guard_eval(dir.path(), &[&suite_arg]);
+    assert_eq!(code, 0, "{out}");
+
+    // The recorded failure now passes, and another row fails: still 2 of 3, but a row fell.
+    let swapped = SUITE
+        .replace("expect: {decision: block}}", "expect: {decision: allow}}")
+        .replace("language: bn-Latn", "language: en");
+    std::fs::write(&suite, swapped).ok();
+    let (code, out, _) = guard_eval(dir.path(), &[&suite_arg]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("tiny/banglish"),
+        "the fallen row is named: {out}"
+    );
+    let (code, _, _) = guard_eval(dir.path(), &[&suite_arg, "--update-baseline"]);
+    assert_eq!(code, 1);
+    let kept = std::fs::read_to_string(dir.path().join("baseline.json")).unwrap_or_default();
+    assert!(
+        kept.contains("tiny/wrong-on-purpose") && !kept.contains("tiny/banglish"),
+        "{kept}"
+    );
+
+    // Every row passes: the failing list shrinks to nothing.
+    std::fs::write(
+        &suite,
+        SUITE.replace("expect: {decision: block}}", "expect: {decision: allow}}"),
+    )
+    .ok();
+    let (code, _, _) = guard_eval(dir.path(), &[&suite_arg, "--update-baseline"]);
+    assert_eq!(code, 0);
+    let raised = std::fs::read_to_string(dir.path().join("baseline.json")).unwrap_or_default();
+    assert!(
+        raised.contains("\"tiny\": 1.0") && !raised.contains("wrong-on-purpose"),
+        "{raised}"
+    );
+}
+
 #[test]
 fn schema_errors_exit_2_with_file_and_line() {
     let dir = match tempfile::tempdir() {
