@@ -126,7 +126,13 @@ pub fn is_invisible(c: char) -> bool {
 /// hidden leaves, and a value cannot be split by one to dodge the masking (the joiners that stay
 /// count as separators inside a number).
 pub fn normalise_output(text: &str) -> std::borrow::Cow<'_, str> {
-    let keep = |c: char| !is_invisible(c) || matches!(c, '\u{200C}' | '\u{200D}' | '\u{FE0F}');
+    // The Bengali block holds no invisible character (`the_bengali_block_is_visible`): most of
+    // a Bangla answer is kept without a table look-up.
+    let keep = |c: char| {
+        ('\u{0980}'..='\u{09FF}').contains(&c)
+            || !is_invisible(c)
+            || matches!(c, '\u{200C}' | '\u{200D}' | '\u{FE0F}')
+    };
     if text.chars().all(keep) {
         std::borrow::Cow::Borrowed(text)
     } else {
@@ -443,6 +449,15 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `normalise_output` keeps the Bengali block without looking it up: none of it may be
+    /// invisible.
+    #[test]
+    fn the_bengali_block_is_visible() {
+        for c in '\u{0980}'..='\u{09FF}' {
+            assert!(!is_invisible(c), "U+{:04X}", c as u32);
+        }
+    }
 
     #[test]
     fn normalise_table() {

@@ -151,6 +151,17 @@ impl Squashed {
         let mut text = String::with_capacity(source.len());
         let mut from = Vec::with_capacity(source.len());
         for (i, c) in source.char_indices() {
+            // ASCII, most of any answer, squashes to one byte or none: no call, no loop.
+            if c.is_ascii() {
+                if c.is_ascii_alphanumeric() {
+                    text.push(match c.to_ascii_lowercase() {
+                        'l' => 'i',
+                        l => l,
+                    });
+                    from.push((i as u32, i as u32 + 1));
+                }
+                continue;
+            }
             let before = text.len();
             squash_char(c, &mut text);
             let at = (i as u32, (i + c.len_utf8()) as u32);

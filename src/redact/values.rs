@@ -487,13 +487,19 @@ impl<'t> Scan<'t> {
     /// and eight digits, or the same after `880`, whatever joins them (a sentence end between
     /// two numbers that happen to read as one is rarer than a mobile written `0171. 122. 3344`).
     fn mobile_window(&self, i: usize, end: usize) -> Option<usize> {
-        let mut digits: Vec<u8> = Vec::with_capacity(13);
+        // Only the first thirteen digits are ever read: kept on the stack (this runs for every
+        // group), with the count of all of them.
+        let mut digits = [0u8; 13];
+        let mut n = 0;
         let mut j = i;
-        while j < end && digits.len() < 13 {
-            digits.extend_from_slice(self.group_digits(j));
+        while j < end && n < 13 {
+            let g = self.group_digits(j);
+            let take = g.len().min(13 - n);
+            digits[n..n + take].copy_from_slice(&g[..take]);
+            n += g.len();
             j += 1;
-            let local = match digits.len() {
-                11 => &digits[..],
+            let local = match n {
+                11 => &digits[..11],
                 13 if digits[..3] == [8, 8, 0] => &digits[2..],
                 _ => continue,
             };
@@ -793,11 +799,8 @@ fn find_ibans(text: &str, from: usize, out: &mut Vec<Found>) {
     let bytes = text.as_bytes();
     let mut i = from;
     while i + 4 <= bytes.len() {
-        if !text.is_char_boundary(i) {
-            i += 1;
-            continue;
-        }
-        // Two letters and a digit first (the cheap look), then a word's start.
+        // Two letters and a digit first (the cheap look: an ASCII letter is always a char
+        // boundary), then a word's start.
         if !(bytes[i].is_ascii_alphabetic()
             && bytes[i + 1].is_ascii_alphabetic()
             && digit_at(text, i + 2).is_some())

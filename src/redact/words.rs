@@ -10,7 +10,7 @@
 //! A sentence ends at `!`, `?`, `।`, `॥`, a line break, or a full stop followed by white space
 //! that does not close a one-letter abbreviation (`O.T.P. is`, `e.g. the`).
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use std::sync::OnceLock;
 
 /// How far before a number (in characters, within its sentence) a credential word may stand.
@@ -339,10 +339,14 @@ fn build_vocabulary() -> Option<Vocabulary> {
             }
         }
     }
+    // A DFA, not the NFA the builder picks for this many patterns: the raw matcher reads
+    // every answer whole, and a DFA's one table look-up per byte is several times faster than
+    // following the NFA's failure links. Built once; a few hundred kilobytes.
     let build = |patterns: &[String]| {
         AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::LeftmostLongest)
+            .kind(Some(AhoCorasickKind::DFA))
             .build(patterns)
             .ok()
     };
@@ -423,14 +427,12 @@ impl<'t> Words<'t> {
     /// letters standing alone in a row). The skeleton of a whole answer would cost more than
     /// the output screen's budget; a sentence's costs a few hundred nanoseconds.
     pub(crate) fn read_skeleton(&self, start: usize, end: usize) {
-        let lo = self.sentence_start(start).max(back_chars(
-            self.text,
+        let (lo, hi) = self.window(
             start,
+            end,
             CREDENTIAL_REACH_BEFORE + 8,
-        ));
-        let hi =
-            self.sentence_end(end)
-                .min(forward_chars(self.text, end, CREDENTIAL_REACH_AFTER + 8));
+            CREDENTIAL_REACH_AFTER + 8,
+        );
         if self.read.borrow().contains(&(lo, hi)) {
             return;
         }
@@ -461,13 +463,13 @@ impl<'t> Words<'t> {
     }
 
     /// The reach around `start..end`: `before` characters before and `after` after, within
-    /// the sentence.
+    /// the sentence. The characters are counted inside the sentence only, so a short sentence
+    /// costs its own length, not the reach's.
     fn window(&self, start: usize, end: usize, before: usize, after: usize) -> (usize, usize) {
+        let (first, last) = (self.sentence_start(start), self.sentence_end(end));
         (
-            self.sentence_start(start)
-                .max(back_chars(self.text, start, before)),
-            self.sentence_end(end)
-                .min(forward_chars(self.text, end, after)),
+            first + back_chars(&self.text[first..start], start - first, before),
+            end + forward_chars(&self.text[end..last], 0, after),
         )
     }
 
@@ -481,28 +483,27 @@ impl<'t> Words<'t> {
         self.ends.get(j).copied().unwrap_or(self.text.len())
     }
 
-    /// The hits in the sentence of `start..end` within the reaches, with their distance in
-    /// bytes from the number.
-    fn near(&self, start: usize, end: usize, before: usize, after: usize) -> Vec<(Hit, usize)> {
+    /// Each hit in the sentence of `start..end` within the reaches, with its distance in bytes
+    /// from the number, in the order the hits were found (no list is built: every number asks
+    /// several times).
+    fn near(
+        &self,
+        start: usize,
+        end: usize,
+        before: usize,
+        after: usize,
+        mut each: impl FnMut(Hit, usize),
+    ) {
         let (lo, hi) = self.window(start, end, before, after);
         let (first, last) = (self.sentence_start(start), self.sentence_end(end));
         // A word counts when it ends within the reach before, or starts within it after.
-        self.hits
-            .borrow()
-            .iter()
-            .filter(|h| {
-                (h.end <= start && h.end > lo && h.start >= first)
-                    || (h.start >= end && h.start < hi && h.end <= last)
-            })
-            .map(|h| {
-                let distance = if h.end <= start {
-                    start - h.end
-                } else {
-                    h.start - end
-                };
-                (*h, distance)
-            })
-            .collect()
+        for h in self.hits.borrow().iter() {
+            if h.end <= start && h.end > lo && h.start >= first {
+                each(*h, start - h.end);
+            } else if h.start >= end && h.start < hi && h.end <= last {
+                each(*h, h.start - end);
+            }
+        }
     }
 
     /// The credential a credential word anywhere in the number's sentence (within reach) makes
@@ -510,11 +511,10 @@ impl<'t> Words<'t> {
     /// another kind of code ("error code", "promo code").
     pub(crate) fn credential(&self, start: usize, end: usize) -> Option<Class> {
         let mut best: Option<(usize, usize, Class)> = None;
-        for (hit, distance) in
-            self.near(start, end, CREDENTIAL_REACH_BEFORE, CREDENTIAL_REACH_AFTER)
-        {
+        let reach = (CREDENTIAL_REACH_BEFORE, CREDENTIAL_REACH_AFTER);
+        self.near(start, end, reach.0, reach.1, |hit, distance| {
             if !hit.class.is_credential() || (hit.class == Class::Code && self.qualified(hit)) {
-                continue;
+                return;
             }
             let class = if hit.class == Class::Code {
                 Class::Otp
@@ -525,7 +525,7 @@ impl<'t> Words<'t> {
             if best.is_none_or(|b| (key.0, key.1) < (b.0, b.1)) {
                 best = Some(key);
             }
-        }
+        });
         best.map(|b| b.2)
     }
 
@@ -580,12 +580,16 @@ impl<'t> Words<'t> {
         after: usize,
         wanted: impl Fn(Class) -> bool,
     ) -> Option<Class> {
-        self.near(start, end, before, after)
-            .into_iter()
-            .filter(|(h, _)| wanted(h.class))
-            // Nearest; at the same distance the longer word ("credit card" over "card").
-            .min_by_key(|(h, d)| (*d, usize::MAX - (h.end - h.start)))
-            .map(|(h, _)| h.class)
+        // Nearest; at the same distance the longer word ("credit card" over "card"); at the
+        // same distance and length the first found.
+        let mut best: Option<((usize, usize), Class)> = None;
+        self.near(start, end, before, after, |h, d| {
+            let key = (d, usize::MAX - (h.end - h.start));
+            if wanted(h.class) && best.is_none_or(|b| key < b.0) {
+                best = Some((key, h.class));
+            }
+        });
+        best.map(|b| b.1)
     }
 
     /// A "code" hit with a word naming another kind of code right before it.
@@ -727,9 +731,9 @@ fn full_stop_ends(text: &str, i: usize, end: usize) -> bool {
     if initial {
         return false;
     }
-    let word = word_before(text, i).to_ascii_lowercase();
+    let word = word_before(text, i);
     let after = text[end..].trim_start().chars().next();
-    let introduces = ABBREVIATIONS.contains(&word.as_str())
+    let introduces = ABBREVIATIONS.iter().any(|a| a.eq_ignore_ascii_case(word))
         && after.is_some_and(|c| {
             c.is_numeric() || c.is_lowercase() || c.is_uppercase() && word.len() <= 3
         });
@@ -738,6 +742,10 @@ fn full_stop_ends(text: &str, i: usize, end: usize) -> bool {
 
 /// The byte offset `n` characters before `at` (or 0).
 fn back_chars(text: &str, at: usize, n: usize) -> usize {
+    // Where the `n` bytes before `at` are ASCII, they are the `n` characters.
+    if n >= 1 && at >= n && text.as_bytes()[at - n..at].is_ascii() {
+        return at - n;
+    }
     text[..at]
         .char_indices()
         .rev()
@@ -747,6 +755,11 @@ fn back_chars(text: &str, at: usize, n: usize) -> usize {
 
 /// The byte offset `n` characters after `at` (or the end).
 fn forward_chars(text: &str, at: usize, n: usize) -> usize {
+    // Where the `n` bytes after `at` (or all there are) are ASCII, they are the characters.
+    let ascii_end = at.saturating_add(n).min(text.len());
+    if text.as_bytes()[at..ascii_end].is_ascii() {
+        return ascii_end;
+    }
     text[at..]
         .char_indices()
         .nth(n)
@@ -896,6 +909,28 @@ mod tests {
             let s = text.find(number).unwrap_or(0);
             let e = s + number.len();
             assert_eq!((w.kind(s, e), w.claim(s, e)), (kind, claim), "{text:?}");
+        }
+    }
+
+    /// The ASCII short cuts of `back_chars` and `forward_chars` give what walking the
+    /// characters gives, at every offset and reach of mixed ASCII and Bangla text.
+    #[test]
+    fn char_reaches_agree_with_walking_the_characters() {
+        let text = "Your OTP is 483920. আপনার ওটিপি ৪৮৩৯২০, ok? a\u{85}b ৳ 500";
+        for (at, _) in text.char_indices().chain([(text.len(), ' ')]) {
+            for n in 0..text.len() + 2 {
+                let back = text[..at]
+                    .char_indices()
+                    .rev()
+                    .nth(n.saturating_sub(1))
+                    .map_or(0, |(i, _)| i);
+                let forward = text[at..]
+                    .char_indices()
+                    .nth(n)
+                    .map_or(text.len(), |(i, _)| at + i);
+                assert_eq!(back_chars(text, at, n), back, "back {at} {n}");
+                assert_eq!(forward_chars(text, at, n), forward, "forward {at} {n}");
+            }
         }
     }
 
