@@ -327,16 +327,18 @@ fn build_vocabulary() -> Option<Vocabulary> {
             set.0.push(text);
         }
     };
-    for (class, words) in VOCABULARY {
-        for w in *words {
-            for v in canonical_variants(w) {
-                add(
-                    &mut skel,
-                    crate::text::skeleton(&v).as_str().to_string(),
-                    *class,
-                );
-                add(&mut raw, v, *class);
-            }
+    let composed = credential_phrases();
+    let listed = VOCABULARY
+        .iter()
+        .flat_map(|(class, words)| words.iter().map(move |w| (*class, w.to_string())));
+    for (class, w) in listed.chain(composed) {
+        for v in canonical_variants(&w) {
+            add(
+                &mut skel,
+                crate::text::skeleton(&v).as_str().to_string(),
+                class,
+            );
+            add(&mut raw, v, class);
         }
     }
     // A DFA, not the NFA the builder picks for this many patterns: the raw matcher reads
@@ -356,6 +358,79 @@ fn build_vocabulary() -> Option<Vocabulary> {
         raw_patterns: raw.1,
         skeleton_patterns: skel.1,
     })
+}
+
+/// Credentials named by what they do rather than by a fixed word: a qualifier that only a
+/// secret takes (verification, security, authorisation, one-time, login, 2FA...) before any
+/// noun a secret is called by (code, number, key, token, PIN, password, digits), in English
+/// and Bangla, and the acronyms banks use for them (TAC, TAN, CVV...). Qualifiers that also
+/// name references are left out on purpose: a "confirmation number" or a "transaction
+/// number" is a receipt, not a secret.
+fn credential_phrases() -> impl Iterator<Item = (Class, String)> {
+    const QUALIFIERS: &[&str] = &[
+        "verification",
+        "security",
+        "authentication",
+        "authorisation",
+        "authorization",
+        "transaction authorisation",
+        "transaction authorization",
+        "transaction authentication",
+        "transaction signing",
+        "secret",
+        "one-time",
+        "one time",
+        "login",
+        "log-in",
+        "sign-in",
+        "signin",
+        "2fa",
+        "two-factor",
+        "two factor",
+        "mfa",
+        "otp",
+        "sms otp",
+        "reset",
+    ];
+    const NOUNS: &[&str] = &[
+        "code",
+        "codes",
+        "number",
+        "numbers",
+        "no",
+        "key",
+        "token",
+        "pin",
+        "passcode",
+        "password",
+        "digits",
+        "passphrase",
+    ];
+    const ACRONYMS: &[&str] = &[
+        "tac", "tan", "totp", "hotp", "cvv", "cvv2", "cvc", "cvc2", "cav",
+    ];
+    const BN_QUALIFIERS: &[&str] = &[
+        "যাচাইকরণ",
+        "যাচাই",
+        "ভেরিফিকেশন",
+        "নিরাপত্তা",
+        "সিকিউরিটি",
+        "গোপন",
+        "লগইন",
+        "ওয়ান টাইম",
+        "এককালীন",
+        "একবারের",
+        "অথেনটিকেশন",
+    ];
+    const BN_NOUNS: &[&str] = &["কোড", "নম্বর", "নাম্বার", "সংখ্যা", "পিন", "পাসওয়ার্ড", "কী"];
+    let en = QUALIFIERS
+        .iter()
+        .flat_map(|q| NOUNS.iter().map(move |n| format!("{q} {n}")));
+    let bn = BN_QUALIFIERS
+        .iter()
+        .flat_map(|q| BN_NOUNS.iter().map(move |n| format!("{q} {n}")));
+    let acronyms = ACRONYMS.iter().map(|a| a.to_string());
+    en.chain(bn).chain(acronyms).map(|p| (Class::Otp, p))
 }
 
 /// A Bangla word in both of its canonically equivalent spellings: `য়` as one code point
@@ -862,6 +937,51 @@ mod tests {
             let s = text.find(number).unwrap_or(0);
             w.read_skeleton(s, s + number.len());
             assert_eq!(w.credential(s, s + number.len()), want, "{text:?}");
+        }
+    }
+
+    /// Every composed credential name makes a 4–8 digit run in its sentence a credential,
+    /// before or after it and in either digit system; a receipt's number stays what it is.
+    #[test]
+    fn composed_credential_names_make_a_number_a_credential() {
+        let mut n = 0;
+        for (i, (_, name)) in credential_phrases().enumerate() {
+            let (digits, bn) = if i % 2 == 0 {
+                ("482913", false)
+            } else {
+                ("৪৮২৯১৩", true)
+            };
+            let upper = if i % 3 == 0 {
+                name.to_uppercase()
+            } else {
+                name.clone()
+            };
+            for text in [
+                format!("Your {upper} is {digits}. Never share it."),
+                format!("{digits} is your {upper}; it expires in 5 minutes."),
+            ] {
+                let w = Words::new(&text);
+                let s = text.find(digits).unwrap_or(0);
+                w.read_skeleton(s, s + digits.len());
+                let got = w.credential(s, s + digits.len());
+                assert!(
+                    got.is_some_and(Class::is_credential),
+                    "{text:?} bn={bn}: {got:?}"
+                );
+                n += 1;
+            }
+        }
+        assert!(n > 500, "{n}");
+        for text in [
+            "Your confirmation number is 482913.",
+            "Your transaction number is 482913.",
+            "Your reference number is 482913.",
+            "The tracking number 482913 is on the parcel.",
+        ] {
+            let w = Words::new(text);
+            let s = text.find("482913").unwrap_or(0);
+            w.read_skeleton(s, s + 6);
+            assert_eq!(w.credential(s, s + 6), None, "{text:?}");
         }
     }
 
