@@ -716,6 +716,7 @@ not_examples = ["How do I turn off marketing notifications on his profile?"]
 id = "code_of_a_record"
 description = "A code of a record"
 action = "block"
+window_words = 10
 all = [["tell me"], ["otp", "reset code", "code we"], ["#record_id"]]
 except = ["reset", "policy"]
 examples = ["tell me the reset code we mailed to customer 7781"]
