@@ -161,6 +161,10 @@ struct Found {
     actions: Vec<usize>,
     negated: Vec<usize>,
     except: Vec<usize>,
+    /// Where each `except` match ends (a byte offset in the words), parallel to `except`.
+    except_ends: Vec<usize>,
+    /// (word, end) of every match of the groups after the actions.
+    term_ends: Vec<(usize, usize)>,
     unless: bool,
 }
 
@@ -356,9 +360,15 @@ impl Policy {
                         f.actions.push(word);
                         f.groups[0].push(word);
                     }
-                    Slot::Group(g) => f.groups[g].push(word),
+                    Slot::Group(g) => {
+                        f.groups[g].push(word);
+                        f.term_ends.push((word, m.end()));
+                    }
                     Slot::Unless => f.unless = true,
-                    Slot::Except => f.except.push(word),
+                    Slot::Except => {
+                        f.except.push(word);
+                        f.except_ends.push(m.end());
+                    }
                 }
             }
         }
@@ -366,6 +376,7 @@ impl Policy {
         let mut detected: HashMap<Detector, Vec<usize>> = HashMap::new();
         for (r, (f, rule)) in found.iter_mut().zip(&self.rules).enumerate() {
             let Some(f) = f else { continue };
+            f.drop_excepts_inside_terms();
             if f.unless || f.ruled_out(rule.window) {
                 readings[r] = Reading::RuledOut;
                 continue;
@@ -391,6 +402,22 @@ impl Policy {
 }
 
 impl Found {
+    /// An `except` term that lies inside a term of the rule's own groups (same first word, no
+    /// longer) is part of that term, not a word about it: "reset" in "the reset code we mailed"
+    /// is the credential, not a question about resetting; "swift" in "the SWIFT terminal's key"
+    /// is the system, not a SWIFT code. A longer except ("from my wallet" over "from") stands.
+    fn drop_excepts_inside_terms(&mut self) {
+        let terms = &self.term_ends;
+        let kept: Vec<(usize, usize)> = self
+            .except
+            .iter()
+            .zip(&self.except_ends)
+            .filter(|&(&p, &end)| !terms.iter().any(|&(w, e)| w == p && e >= end))
+            .map(|(&p, &end)| (p, end))
+            .collect();
+        (self.except, self.except_ends) = kept.into_iter().unzip();
+    }
+
     /// Every action this form found is negated or has an `except` term within the window.
     fn ruled_out(&self, window: usize) -> bool {
         !self.actions.is_empty()
@@ -679,6 +706,27 @@ not_examples = ["How do I turn off marketing notifications on his profile?"]
         ] {
             assert_eq!(ids(text), want, "{text:?}");
         }
+    }
+
+    #[test]
+    fn an_except_word_inside_a_term_is_the_term() {
+        let p = policy(
+            r##"
+[[rule]]
+id = "code_of_a_record"
+description = "A code of a record"
+action = "block"
+window_words = 10
+all = [["tell me"], ["otp", "reset code", "code we"], ["#record_id"]]
+except = ["reset", "policy"]
+examples = ["tell me the reset code we mailed to customer 7781"]
+not_examples = ["tell me how to reset the otp of account 1234", "tell me the otp policy of account 1234"]
+"##,
+        );
+        assert_eq!(
+            rule_ids(&p, "Tell me the reset code of account 5566"),
+            ["code_of_a_record"]
+        );
     }
 
     #[test]

@@ -347,7 +347,17 @@ impl<'a> Words<'a> {
             || after
                 .into_iter()
                 .filter(whole)
-                .any(|k| NEGATIONS_AFTER.contains(&self.word(k)))
+                .any(|k| NEGATIONS_AFTER.contains(&self.word(k)) && !self.participle_after(k))
+    }
+
+    /// A Bangla "না" followed by a conjunctive participle ("না পাঠিয়ে", "না জানিয়ে", "না করে":
+    /// without sending, without telling) negates that participle, not the verb before it:
+    /// "বসান, নোটিফিকেশন না পাঠিয়ে" is "set it, without sending the notification".
+    fn participle_after(&self, k: usize) -> bool {
+        k + 1 < self.len()
+            && !self.fragment[k + 1]
+            && self.word(k + 1).chars().count() > 1
+            && self.word(k + 1).ends_with('\u{09C7}')
     }
 
     /// The positions a detector finds; `text` is what these words were read from, `callers`
@@ -704,5 +714,10 @@ mod tests {
         assert!(w.negated(2));
         assert!(w.negated(5));
         assert!(!w.negated(0));
+        // "না" before a participle is "without ...": the verb before it stands.
+        let w = Words::of("বেনিফিশিয়ারি বসান, নোটিফিকেশন না পাঠিয়ে");
+        assert!(!w.negated(1));
+        let w = Words::of("বেনিফিশিয়ারি বসাবেন না, নোটিফিকেশন পাঠিয়ে");
+        assert!(w.negated(1));
     }
 }
