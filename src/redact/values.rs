@@ -362,6 +362,14 @@ impl<'t> Scan<'t> {
         &self.values[g.first..g.first + g.digits]
     }
 
+    /// The value of a group (its first 12 digits).
+    fn group_value(&self, g: usize) -> u64 {
+        self.group_digits(g)
+            .iter()
+            .take(12)
+            .fold(0u64, |n, d| n * 10 + u64::from(*d))
+    }
+
     /// Find the values of one run of joined groups.
     fn run(
         &self,
@@ -575,16 +583,27 @@ impl<'t> Scan<'t> {
             .collect();
         let n = lens.len();
         let one_char = |g: &str| g.chars().count() == 1;
-        // hh:mm, hh:mm:ss
+        let v = |i: usize| self.group_value(seg.start + i);
+        // hh:mm, hh:mm:ss (a time that can be: "48:39" is not one).
         if (2..=3).contains(&n)
             && lens[0] <= 2
             && lens[1..].iter().all(|l| *l == 2)
             && gaps.iter().all(|g| *g == ":" || *g == "." && n == 2)
+            && v(0) <= 24
+            && (1..n).all(|i| v(i) <= 59)
         {
             return Some((ValueKind::Time, true));
         }
-        // 12/05/2025, 2025-05-12, 12.05.25, with a time after it or not.
+        // 12/05/2025, 2025-05-12, 12.05.25, with a time after it or not: a day and a month
+        // that can be, in either order ("48-39-20" is a code written in pairs, not a date).
+        let day_month = |d: u64, m: u64| (1..=31).contains(&d) && (1..=12).contains(&m);
+        let calendar = match lens[..n.min(3)] {
+            [4, _, _] => day_month(v(2), v(1)),
+            [_, _, _] => day_month(v(0), v(1)) || day_month(v(1), v(0)),
+            _ => false,
+        };
         if (3..=6).contains(&n)
+            && calendar
             && matches!(
                 lens[..3],
                 [1..=2, 1..=2, 2] | [1..=2, 1..=2, 4] | [4, 1..=2, 1..=2]
@@ -611,8 +630,11 @@ impl<'t> Scan<'t> {
             let m = lens.len();
             m >= 2
                 && gaps[..m - 1].iter().all(|g| one_char(g) && *g == gaps[0])
-                // A space between halves is how a code is written too ("483 920").
-                && gaps[0].chars().all(|c| !c.is_alphanumeric() && !c.is_whitespace())
+                // A space between halves is how a code is written too ("483 920"), and no
+                // one groups thousands with a dash, a slash or a colon ("483-920").
+                && gaps[0].chars().all(|c| {
+                    !c.is_alphanumeric() && !c.is_whitespace() && !matches!(c, '/' | ':') && !is_dash(c)
+                })
                 && lens[m - 1] == 3
                 && ((lens[0] <= 3 && lens[1..m - 1].iter().all(|l| *l == 3))
                     || (lens[0] <= 2 && lens[1..m - 1].iter().all(|l| *l == 2)))
@@ -1087,6 +1109,13 @@ impl LuhnSums {
         };
         (sums[end] - sums[start]) % 10 == 0
     }
+}
+
+/// A dash of any kind (Unicode's dash punctuation, and the ASCII hyphen-minus).
+fn is_dash(c: char) -> bool {
+    c == '-'
+        || icu_properties::CodePointMapData::<icu_properties::props::GeneralCategory>::new().get(c)
+            == icu_properties::props::GeneralCategory::DashPunctuation
 }
 
 #[cfg(test)]
