@@ -75,7 +75,7 @@ fn find_plain(text: &str, from: usize) -> Vec<Range<usize>> {
         // `＠`/`﹫` (EF) and of `অ্যাট`/`এট` (E0 A6 85 / E0 A6 8F).
         let b = bytes[i];
         let candidate = match b {
-            b'@' | b'%' | b'[' | b'(' | b'{' | b'<' | 0xEF => true,
+            b'@' | b'%' | b'&' | b'[' | b'(' | b'{' | b'<' | 0xEF => true,
             b'a' | b'A' => i > 0 && bytes[i - 1].is_ascii_whitespace(),
             0xE0 => {
                 bytes.get(i + 1) == Some(&0xA6) && matches!(bytes.get(i + 2), Some(0x85 | 0x8F))
@@ -132,6 +132,9 @@ fn at_form(text: &str, i: usize) -> Option<(usize, bool)> {
             return Some((i + sign.len(), false));
         }
     }
+    if let Some(('@', len)) = char_reference(rest) {
+        return Some((i + len, false));
+    }
     if let Some(len) = bracketed(rest, &["at"]) {
         return Some((i + len, false));
     }
@@ -155,6 +158,9 @@ fn dot_form(text: &str, i: usize) -> Option<(usize, bool)> {
             return Some((i + sign.len(), true));
         }
     }
+    if let Some(('.', len)) = char_reference(rest) {
+        return Some((i + len, true));
+    }
     if let Some(len) = bracketed(rest, &["dot", "."]) {
         return Some((i + len, true));
     }
@@ -164,6 +170,29 @@ fn dot_form(text: &str, i: usize) -> Option<(usize, bool)> {
         }
     }
     None
+}
+
+/// An HTML character reference at the start of `s` (`&#64;`, `&#x40;`, `&commat;`, `&period;`):
+/// the character a browser shows for it, and its length. An answer rendered as HTML shows the
+/// address whole, so the screen reads it as shown.
+fn char_reference(s: &str) -> Option<(char, usize)> {
+    let body = s.strip_prefix('&')?;
+    let end = body.find(';').filter(|e| *e <= 10)?;
+    let name = &body[..end];
+    let c = if let Some(num) = name.strip_prefix('#') {
+        let code = match num.strip_prefix(['x', 'X']) {
+            Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+            None => num.parse::<u32>().ok()?,
+        };
+        char::from_u32(code)?
+    } else {
+        match name.to_ascii_lowercase().as_str() {
+            "commat" => '@',
+            "period" => '.',
+            _ => return None,
+        }
+    };
+    Some((c, 1 + end + 1))
 }
 
 /// `[at]`, `( at )`, `{dot}`, `<.>` at the start of `s`: its length.
@@ -319,6 +348,9 @@ fn domain_after(text: &str, at_end: usize, spoken: bool) -> Option<(usize, bool,
                 let k = spaces_on(text, e);
                 match dot_form(text, k) {
                     Some((n, true)) => (spaces_on(text, n), true),
+                    // A plain dot with a space before it (`example . com`): a sentence's
+                    // full stop follows its word.
+                    Some((n, false)) if k > e => (spaces_on(text, n), true),
                     _ => break,
                 }
             }
@@ -428,6 +460,13 @@ fn partial_form(rest: &str) -> bool {
         "<dot>",
         "[.]",
         "(.)",
+        "&#64;",
+        "&#064;",
+        "&#x40;",
+        "&commat;",
+        "&#46;",
+        "&#x2e;",
+        "&period;",
         "at ",
         "dot ",
         "অ্যাট ",
@@ -480,6 +519,24 @@ mod tests {
                 "RINA [AT] EXAMPLE [DOT] COM",
                 Some("RINA [AT] EXAMPLE [DOT] COM"),
             ),
+            (
+                "rina.akter&#64;example.com",
+                Some("rina.akter&#64;example.com"),
+            ),
+            (
+                "rina.akter&#x40;example&#46;com",
+                Some("rina.akter&#x40;example&#46;com"),
+            ),
+            (
+                "rina.akter&commat;example.com",
+                Some("rina.akter&commat;example.com"),
+            ),
+            (
+                "write to rina.akter@example . com for help",
+                Some("rina.akter@example . com"),
+            ),
+            ("write to rina@example. Then call", None),
+            ("Tom &amp; Jerry at example.com", None),
             ("contact us at www.bank.com", None),
             ("we met at home.", None),
             ("visit us at help.bank.com", None),
@@ -502,6 +559,11 @@ mod tests {
             ),
             ("rina at example dot co", Some("rina at example dot co")),
             ("rina at example dot com and", Some("and")),
+            ("write rina.akter&#6", Some("rina.akter&#6")),
+            (
+                "write rina.akter&#64;example &#4",
+                Some("rina.akter&#64;example &#4"),
+            ),
             ("hello, world!", None),
         ] {
             assert_eq!(open_start(text).map(|i| &text[i..]), want, "{text:?}");
