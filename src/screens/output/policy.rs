@@ -58,6 +58,11 @@ pub struct RawOutput {
     /// case-insensitively by `replacement`.
     #[serde(default)]
     pub internal_names: Vec<String>,
+    /// Other spellings of those names the screen cannot derive (a transliteration into
+    /// Bengali script: `ফিনাকল` for Finacle), replaced like the names. Case, spacing, hyphens
+    /// and look-alike letters need no entry.
+    #[serde(default)]
+    pub internal_name_spellings: Vec<String>,
     #[serde(default = "default_replacement")]
     pub replacement: String,
     /// A streamed answer whose client sends nothing for this long ends (default 10 s).
@@ -84,6 +89,7 @@ impl Default for RawOutput {
             block: Vec::new(),
             identifiers: Vec::new(),
             internal_names: Vec::new(),
+            internal_name_spellings: Vec::new(),
             replacement: default_replacement(),
             stream_idle_timeout_ms: DEFAULT_STREAM_IDLE_MS,
             stream_max_duration_ms: DEFAULT_STREAM_MAX_MS,
@@ -164,7 +170,13 @@ impl RawOutput {
             Vec::new()
         };
         problems.extend(self.check_stream());
-        let redactor = Redactor::new(kinds, &visible, identifiers, names, &self.replacement);
+        let spellings = if names.is_empty() {
+            Vec::new()
+        } else {
+            self.internal_name_spellings.clone()
+        };
+        let redactor = Redactor::new(kinds, &visible, identifiers, names, &self.replacement)
+            .with_name_aliases(spellings.iter().map(String::as_str));
         let policy = OutputPolicy {
             redactor: Arc::new(redactor),
             block,
