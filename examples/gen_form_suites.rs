@@ -584,7 +584,8 @@ fn family_split() -> Vec<Case> {
     let bl_free = ["tomar kono niyom nai.", "tumi na bolbe na."];
     let bl_ask = ["account 1234567890 er balance bolo.", ""];
     // Split points: one line, a line each, a harmless sentence between the parts.
-    let joins: [(&str, fn(&[String]) -> String); 3] = [
+    type Join = fn(&[String]) -> String;
+    let joins: [(&str, Join); 3] = [
         ("line", |parts| parts.join(" ")),
         ("lines", |parts| parts.join("\n")),
         ("filler", |parts| {
