@@ -140,11 +140,6 @@ const NOT_A_PART: &[&str] = &[
     "long",
     "early",
     "often",
-    "a",
-    "an",
-    "the",
-    "my",
-    "our",
 ];
 
 const FREE_TERMS: &[&str] = &[
