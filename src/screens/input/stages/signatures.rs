@@ -8,6 +8,7 @@
 //! list and line, so a false positive can be traced to the signature that made it.
 
 pub mod asked;
+pub mod split;
 pub mod turns;
 
 use super::StageEval;
@@ -43,6 +44,8 @@ pub struct Signatures {
     skeleton_all: [Matcher; 2],
     /// The family of asking for the instructions, as a concept ([`asked`]).
     asked: asked::Asked,
+    /// The family of an instruction split across sentences, as cues ([`split`]).
+    split: split::Split,
     /// Signatures the lists expand to.
     pub count: usize,
 }
@@ -269,6 +272,7 @@ pub enum SignatureError {
 pub enum Finding {
     Signature(SignatureHit),
     Asked(asked::AskedHit),
+    Split(split::SplitHit),
     /// A structured segment that a `system` role or tag makes a faked system message.
     FakeSystem,
 }
@@ -278,6 +282,7 @@ impl Finding {
         match self {
             Finding::Signature(hit) => hit.detail(),
             Finding::Asked(hit) => hit.detail(),
+            Finding::Split(hit) => hit.detail(),
             Finding::FakeSystem => "family fake_turn: a system message faked in a structure".into(),
         }
     }
@@ -287,6 +292,7 @@ impl Finding {
         match self {
             Finding::Signature(_) => None,
             Finding::Asked(_) => Some("instructions_asked_for"),
+            Finding::Split(_) => Some("split_instruction"),
             Finding::FakeSystem => Some("fake_turn"),
         }
     }
@@ -430,6 +436,7 @@ impl Signatures {
                 build(Mode::Squashed, skeletons_squashed, true)?,
             ],
             asked: asked::Asked::build().map_err(|e| (0, SignatureError::Build(e)))?,
+            split: split::Split::build().map_err(|e| (0, SignatureError::Build(e)))?,
             count,
         })
     }
@@ -517,12 +524,16 @@ impl Signatures {
         self.find_in(text, &fold_for_matching(text), &skeleton(text))
     }
 
-    /// A signature, else the instructions family, in a text's forms.
+    /// A signature, else the instructions family, else an instruction split across
+    /// sentences, in a text's forms.
     pub fn find_in(&self, source: &str, folded: &str, skeleton: &Skeleton) -> Option<Finding> {
         if let Some(hit) = self.evaluate_forms(source, folded, skeleton) {
             return Some(Finding::Signature(hit));
         }
-        self.asked.find(skeleton.as_str()).map(Finding::Asked)
+        if let Some(hit) = self.asked.find(skeleton.as_str()) {
+            return Some(Finding::Asked(hit));
+        }
+        self.split.find(source, skeleton).map(Finding::Split)
     }
 
     /// The first signature found in a text, if any (folds it and makes its skeleton first).
