@@ -50,6 +50,10 @@ pub struct Signatures {
     pub count: usize,
 }
 
+/// Up to this many ASCII anchors a matcher is a DFA (fastest to search); above it an NFA (a
+/// DFA of the skeleton lists' ~2,900 anchors takes ~2.8 MB, and there are two).
+const DFA_MAX_ANCHORS: usize = 1_000;
+
 /// One alternation group (or the literal text between groups) of a line: its alternatives.
 type Slot = Vec<Box<str>>;
 
@@ -109,10 +113,14 @@ impl Matcher {
             // Every Bengali letter shares its first bytes with every Bangla anchor: a
             // prefilter only adds work there.
             builder.prefilter(false);
-        } else {
+        } else if anchors.len() <= DFA_MAX_ANCHORS {
             // A few hundred anchors: the DFA builds in well under a millisecond and is the
             // fastest to search, which matters with overlapping search (no skipping ahead).
             builder.kind(Some(aho_corasick::AhoCorasickKind::DFA));
+        } else {
+            // Thousands of anchors (the lists in skeleton form): a DFA of them takes about
+            // 2.8 MB each, an NFA a tenth of that; idle memory is a goal too.
+            builder.kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA));
         }
         let automaton = builder
             .build(&anchors)
