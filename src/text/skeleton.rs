@@ -327,6 +327,13 @@ fn read_char(c: char, rewritten: &mut bool, f: &mut impl FnMut(char)) {
         *rewritten = true;
         return;
     }
+    // An ASCII letter under accents is that letter (`ḿ` is m), before any confusables
+    // reading: UTS #39 reads some of them as another shape (`ḿ` as `rń`).
+    if let Some(base) = accented_ascii(c) {
+        *rewritten = true;
+        f(base.to_ascii_lowercase());
+        return;
+    }
     // The character's own reading first: compatibility decomposition can turn a look-alike
     // into another letter (`Ϲ`, a lunate sigma drawn as C, decomposes to `Σ`, read `o`).
     if let Some(reading) = own_reading(c) {
@@ -405,6 +412,23 @@ fn read_decomposed(c: char, d: char, rewritten: &mut bool, f: &mut impl FnMut(ch
 
 /// What the confusables data reads a character as, its lower case first (Cyrillic `І` is the
 /// capital of `і`, read `i`, though its own prototype is `l`).
+/// The ASCII letter a character is with its accents taken off: its canonical decomposition
+/// is that letter and combining marks only.
+fn accented_ascii(c: char) -> Option<char> {
+    let mut base = None;
+    let mut only_marks = true;
+    let mut n = 0;
+    unicode_normalization::char::decompose_canonical(c, |d| {
+        n += 1;
+        if n == 1 {
+            base = Some(d);
+        } else if !is_combining_mark(d) {
+            only_marks = false;
+        }
+    });
+    base.filter(|b| n > 1 && only_marks && b.is_ascii_alphabetic())
+}
+
 fn own_reading(c: char) -> Option<&'static str> {
     let mut lower = c.to_lowercase();
     let single = match (lower.next(), lower.next()) {
@@ -483,6 +507,26 @@ mod tests {
 
     fn sk(text: &str) -> String {
         skeleton(text).as_str().to_string()
+    }
+
+    /// Every precomposed Latin letter whose canonical form is an ASCII letter and accents
+    /// reads as that letter inside a word (`comḿpliance` was read `comrnpliance`).
+    #[test]
+    fn an_accented_ascii_letter_is_its_letter() {
+        let mut n = 0;
+        for c in ('\u{00C0}'..='\u{024F}').chain('\u{1E00}'..='\u{1EFF}') {
+            let Some(base) = accented_ascii(c) else {
+                continue;
+            };
+            n += 1;
+            assert_eq!(
+                sk(&format!("co{c}pliance")),
+                format!("co{}pliance", base.to_ascii_lowercase()),
+                "{c:?} U+{:04X}",
+                c as u32
+            );
+        }
+        assert!(n > 300, "{n}");
     }
 
     #[test]
