@@ -135,7 +135,8 @@ fn at_form(text: &str, i: usize) -> Option<(usize, bool)> {
     if let Some(('@', len)) = char_reference(rest) {
         return Some((i + len, false));
     }
-    if let Some(len) = bracketed(rest, &["at"]) {
+    // The word or the sign itself in brackets: `[at]`, `(at)`, `[@]` (a "defanged" address).
+    if let Some(len) = bracketed(rest, &["at", "@", "＠"]) {
         return Some((i + len, false));
     }
     for word in ["at", "অ্যাট", "এট"] {
@@ -460,6 +461,8 @@ fn partial_form(rest: &str) -> bool {
         "<dot>",
         "[.]",
         "(.)",
+        "[@]",
+        "(@)",
         "&#64;",
         "&#064;",
         "&#x40;",
