@@ -446,6 +446,30 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+/// An HTML character reference at the start of `s` (`&#64;`, `&#x40;`, `&amp;`): what a
+/// browser shows for it, and the reference's length. The question screen decodes payloads
+/// with it; the output screen reads an address as a rendered page shows it.
+pub fn html_reference(s: &str) -> Option<(String, usize)> {
+    if !s.starts_with('&') {
+        return None;
+    }
+    let body_end = s[1..].find(';').map(|i| i + 1).filter(|i| *i <= 40)?;
+    let body = &s[1..body_end];
+    let len = body_end + 1;
+    if let Some(num) = body.strip_prefix('#') {
+        let cp = match num.strip_prefix(['x', 'X']) {
+            Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+            None => num.parse::<u32>().ok()?,
+        };
+        return Some((char::from_u32(cp)?.to_string(), len));
+    }
+    if !body.bytes().all(|b| b.is_ascii_alphanumeric()) || body.is_empty() {
+        return None;
+    }
+    let decoded = html_escape::decode_html_entities(&s[..len]);
+    (decoded != s[..len]).then(|| (decoded.into_owned(), len))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -132,7 +132,8 @@ fn at_form(text: &str, i: usize) -> Option<(usize, bool)> {
             return Some((i + sign.len(), false));
         }
     }
-    if let Some(('@', len)) = char_reference(rest) {
+    // As a rendered page shows it: `&#64;`, `&#x40;`, `&commat;`.
+    if let Some((_, len)) = crate::text::html_reference(rest).filter(|(c, _)| c == "@") {
         return Some((i + len, false));
     }
     // The word or the sign itself in brackets: `[at]`, `(at)`, `[@]` (a "defanged" address).
@@ -159,7 +160,7 @@ fn dot_form(text: &str, i: usize) -> Option<(usize, bool)> {
             return Some((i + sign.len(), true));
         }
     }
-    if let Some(('.', len)) = char_reference(rest) {
+    if let Some((_, len)) = crate::text::html_reference(rest).filter(|(c, _)| c == ".") {
         return Some((i + len, true));
     }
     if let Some(len) = bracketed(rest, &["dot", "."]) {
@@ -171,29 +172,6 @@ fn dot_form(text: &str, i: usize) -> Option<(usize, bool)> {
         }
     }
     None
-}
-
-/// An HTML character reference at the start of `s` (`&#64;`, `&#x40;`, `&commat;`, `&period;`):
-/// the character a browser shows for it, and its length. An answer rendered as HTML shows the
-/// address whole, so the screen reads it as shown.
-fn char_reference(s: &str) -> Option<(char, usize)> {
-    let body = s.strip_prefix('&')?;
-    let end = body.find(';').filter(|e| *e <= 10)?;
-    let name = &body[..end];
-    let c = if let Some(num) = name.strip_prefix('#') {
-        let code = match num.strip_prefix(['x', 'X']) {
-            Some(hex) => u32::from_str_radix(hex, 16).ok()?,
-            None => num.parse::<u32>().ok()?,
-        };
-        char::from_u32(code)?
-    } else {
-        match name.to_ascii_lowercase().as_str() {
-            "commat" => '@',
-            "period" => '.',
-            _ => return None,
-        }
-    };
-    Some((c, 1 + end + 1))
 }
 
 /// `[at]`, `( at )`, `{dot}`, `<.>` at the start of `s`: its length.

@@ -478,7 +478,7 @@ fn decode_inline(text: &str) -> Option<(Encoding, String)> {
         }
         flush_bytes(&mut bytes, &mut out);
         if c == '&' {
-            if let Some((decoded, len)) = entity(rest) {
+            if let Some((decoded, len)) = crate::text::html_reference(rest) {
                 out.push_str(&decoded);
                 entities += 1;
                 rest = &rest[len..];
@@ -556,25 +556,6 @@ fn escape(s: &str) -> Option<(Escaped, usize)> {
         b'x' => Some((Escaped::Byte(u8::try_from(hex_at(2, 2)?).ok()?), 4)),
         _ => None,
     }
-}
-
-/// One HTML entity at the start of `s` (`&#105;`, `&#x69;`, `&name;`), and its length.
-fn entity(s: &str) -> Option<(String, usize)> {
-    let body_end = s[1..].find(';').map(|i| i + 1).filter(|i| *i <= 40)?;
-    let body = &s[1..body_end];
-    let len = body_end + 1;
-    if let Some(num) = body.strip_prefix('#') {
-        let cp = match num.strip_prefix(['x', 'X']) {
-            Some(hex) => u32::from_str_radix(hex, 16).ok()?,
-            None => num.parse::<u32>().ok()?,
-        };
-        return Some((char::from_u32(cp)?.to_string(), len));
-    }
-    if !body.bytes().all(|b| b.is_ascii_alphanumeric()) || body.is_empty() {
-        return None;
-    }
-    let decoded = html_escape::decode_html_entities(&s[..len]);
-    (decoded != s[..len]).then(|| (decoded.into_owned(), len))
 }
 
 /// ROT13 and reversed text: where at least [`MIN_TRANSFORMED_WORDS`] words that
