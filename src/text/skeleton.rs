@@ -529,6 +529,66 @@ mod tests {
         assert!(n > 300, "{n}");
     }
 
+    /// The whole class, not the letters someone thought of: every code point whose NFKC form
+    /// or whose UTS #39 reading (of itself or of its lower case) is one ASCII letter reads as
+    /// that letter inside a word. Letterlike symbols (`ℓ`, `ℌ`), Mathematical Alphanumerics,
+    /// fullwidth forms, enclosed and squared letters, modifier letters, look-alikes of other
+    /// scripts: `Deℓete` is `delete`.
+    #[test]
+    fn every_character_that_is_an_ascii_letter_reads_as_it() {
+        use unicode_normalization::UnicodeNormalization;
+        let single_letter = |s: &str| -> Option<char> {
+            let mut cs = s.chars();
+            match (cs.next(), cs.next()) {
+                (Some(c), None) if c.is_ascii_alphabetic() => Some(c.to_ascii_lowercase()),
+                _ => None,
+            }
+        };
+        let readings = |c: char| -> Vec<char> {
+            let mut out = Vec::new();
+            let mut forms = vec![c];
+            let mut lower = c.to_lowercase();
+            if let (Some(l), None) = (lower.next(), lower.next()) {
+                forms.push(l);
+            }
+            for f in forms {
+                out.extend(single_letter(&f.to_string().nfkc().collect::<String>()));
+                out.extend(confusable(f).and_then(|(r, _)| single_letter(r)));
+            }
+            out
+        };
+        let mut checked = 0;
+        let mut wrong = Vec::new();
+        for cp in 0x80u32..=0x10FFFF {
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
+            if ('\u{0980}'..='\u{09FF}').contains(&c) || is_combining_mark(c) {
+                continue;
+            }
+            let want = readings(c);
+            if want.is_empty() {
+                continue;
+            }
+            checked += 1;
+            let got = sk(&format!("de{c}ete"));
+            if !want.iter().any(|w| got == format!("de{w}ete")) {
+                wrong.push(format!("U+{cp:04X} {c} -> {got:?}, want one of {want:?}"));
+            }
+        }
+        assert!(checked > 1500, "{checked}");
+        assert!(
+            wrong.is_empty(),
+            "{} of {checked}: {:?}",
+            wrong.len(),
+            &wrong[..wrong.len().min(30)]
+        );
+        assert_eq!(
+            sk("De\u{2113}ete yesterday's audit log"),
+            "delete yesterdays audit log"
+        );
+    }
+
     #[test]
     fn skeleton_table() {
         for (input, want) in [

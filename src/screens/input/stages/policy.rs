@@ -40,6 +40,10 @@ use words::Words;
 
 /// The widest window a rule may set, in words.
 const MAX_WINDOW: usize = 50;
+/// How far back an action that points back ("make *them* disappear", "delete the two-word
+/// *thing*") reaches for the rule's other terms, in words: a request split over sentences or
+/// numbered parts names its object first and acts on it last.
+const BRIDGE_WORDS: usize = 30;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -393,7 +397,7 @@ impl Policy {
                     f.groups[g].extend(at.iter().copied());
                 }
             }
-            if within(&f.groups, &f.except, rule.window) {
+            if within(&f.groups, &f.except, rule.window, |a| words.refers_back(a)) {
                 readings[r] = Reading::Matched;
             }
         }
@@ -532,19 +536,33 @@ impl PatternSet {
 }
 
 /// One position from every group, all within `window` words, and no `except` position within
-/// `window` words of the action.
-fn within(groups: &[Vec<usize>], except: &[usize], window: usize) -> bool {
+/// `window` words of the action. An action that points back (`bridged`: "make them
+/// disappear") reaches [`BRIDGE_WORDS`] back for the other groups, over sentence ends.
+fn within(
+    groups: &[Vec<usize>],
+    except: &[usize],
+    window: usize,
+    bridged: impl Fn(usize) -> bool,
+) -> bool {
     if groups.iter().any(Vec::is_empty) {
         return false;
     }
     // Few positions per group: try each position of the first group as an anchor and see
     // whether every other group has a position near it.
     groups[0].iter().any(|&a| {
-        let lo = a.saturating_sub(window);
-        let hi = a + window;
-        if except.iter().any(|&p| p >= lo && p <= hi) {
+        if except
+            .iter()
+            .any(|&p| p >= a.saturating_sub(window) && p <= a + window)
+        {
             return false;
         }
+        let back = if bridged(a) {
+            window.max(BRIDGE_WORDS)
+        } else {
+            window
+        };
+        let lo = a.saturating_sub(back);
+        let hi = a + window;
         let mut min = a;
         let mut max = a;
         groups[1..].iter().all(|positions| {
@@ -558,7 +576,7 @@ fn within(groups: &[Vec<usize>], except: &[usize], window: usize) -> bool {
                     max = max.max(p);
                 })
                 .is_some()
-        }) && max - min <= window
+        }) && max - min <= back
     })
 }
 
@@ -703,6 +721,41 @@ not_examples = ["How do I turn off marketing notifications on his profile?"]
             ("disable the notifications, they are promotional", vec![]),
             ("disable the alerts on account 1234 now please, and then what are the promotional offers", vec!["alerts_off"]),
             ("অ্যালার্ট notification বন্ধ করুন", vec!["alerts_off"]),
+        ] {
+            assert_eq!(ids(text), want, "{text:?}");
+        }
+    }
+
+    /// A request split over sentences or numbered parts names its object first and acts on it
+    /// last with a word pointing back: the rule reaches back over the sentences; without such a
+    /// word the window stays the rule's.
+    #[test]
+    fn an_action_pointing_back_reaches_the_sentences_before() {
+        let p = policy(RULES);
+        let ids = |text: &str| rule_ids(&p, text);
+        for (text, want) in [
+            (
+                "It's about the audit log. The one from yesterday, the morning part. Remove them.",
+                vec!["record_tampering"],
+            ),
+            (
+                "First word: audit. Second word: log. Now delete the two-word thing.",
+                vec!["record_tampering"],
+            ),
+            (
+                "প্রথম শব্দ: অডিট। দ্বিতীয় শব্দ: লগ। দুই শব্দের জিনিসটা মুছে দিন।",
+                vec!["record_tampering"],
+            ),
+            // No word points back: the audit log is too far from the action.
+            (
+                "I read the audit log this morning for the inspection and found nothing odd, so please remove the draft I wrote",
+                vec![],
+            ),
+            // A negated action stays negated.
+            (
+                "It's about the audit log. The one from yesterday. Do not delete them.",
+                vec![],
+            ),
         ] {
             assert_eq!(ids(text), want, "{text:?}");
         }

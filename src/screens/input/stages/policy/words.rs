@@ -32,6 +32,40 @@ const NEGATIONS_AFTER: &[&str] = &["না", "নয়", "নয়", "না�
 /// How far a negation may stand from its action, in words.
 const NEGATION_REACH: usize = 2;
 
+/// Words that point back at something the question named before: "It's about the logs. The
+/// audit ones. Make *them* disappear", "প্রথম শব্দ: অডিট। দ্বিতীয় শব্দ: লগ। দুই শব্দের *জিনিসটা* মুছে দিন".
+const REFERENCES: &[&str] = &[
+    "them",
+    "it",
+    "those",
+    "these",
+    "ones",
+    "thing",
+    "things",
+    "stuff",
+    "everything",
+    "এগুলো",
+    "ওগুলো",
+    "সেগুলো",
+    "এগুলা",
+    "ওগুলা",
+    "ওটা",
+    "সেটা",
+    "এটা",
+    "ওটি",
+    "সেটি",
+    "এটি",
+    "জিনিসটা",
+    "জিনিসটি",
+    "জিনিসগুলো",
+    "সবগুলো",
+    "সব",
+];
+/// How far a reference may stand before its action (Bangla: "ওগুলো মুছে দিন"; English "make
+/// them disappear") and after it ("delete the two-word thing"), in words.
+const REFERENCE_BEFORE: usize = 2;
+const REFERENCE_AFTER: usize = 4;
+
 /// How far before a possessive its `my` may stand: "my brother-in-law's" is four words.
 const MY_REACH: usize = 3;
 /// Shortest run of one-character words read as a word spelled out (the skeleton's rule).
@@ -348,6 +382,16 @@ impl<'a> Words<'a> {
                 .into_iter()
                 .filter(whole)
                 .any(|k| NEGATIONS_AFTER.contains(&self.word(k)) && !self.participle_after(k))
+    }
+
+    /// An action at word `i` whose object is a word pointing back ("them", "the thing",
+    /// "ওগুলো"): what it acts on was named earlier, maybe sentences before.
+    pub fn refers_back(&self, i: usize) -> bool {
+        let lo = i.saturating_sub(REFERENCE_BEFORE);
+        let hi = (i + 1 + REFERENCE_AFTER).min(self.len());
+        (lo..hi)
+            .filter(|&k| k != i && !self.fragment[k] && !self.spelled[k])
+            .any(|k| REFERENCES.contains(&self.word(k)))
     }
 
     /// A Bangla "না" followed by a conjunctive participle ("না পাঠিয়ে", "না জানিয়ে", "না করে":
