@@ -167,7 +167,14 @@ pub fn look_alikes(letter: char) -> impl Iterator<Item = char> {
     let want: String = letter.encode_utf8(&mut buf).to_ascii_lowercase();
     CONFUSABLES
         .iter()
-        .filter(move |row| row.1 == want && lower_case_reads(row.0, &want))
+        .filter(move |row| {
+            row.1 == want
+                && lower_case_reads(row.0, &want)
+                // The skeleton reads a character by its compatibility form first (`ſ` is `s`,
+                // though drawn as `f`).
+                && skeleton::compatible_ascii_letter(row.0)
+                    .is_none_or(|l| l.to_ascii_lowercase().to_string() == want)
+        })
         .map(|row| row.0)
 }
 

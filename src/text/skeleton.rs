@@ -334,6 +334,13 @@ fn read_char(c: char, rewritten: &mut bool, f: &mut impl FnMut(char)) {
         f(base.to_ascii_lowercase());
         return;
     }
+    // A character whose compatibility form is one ASCII letter is that letter (`ｍ`, `𝐦`, `ⅿ`,
+    // `ℓ`, `Ⓜ`): the confusables data would read some of them as another shape (`m` as `rn`).
+    if let Some(letter) = compatible_ascii_letter(c) {
+        *rewritten = true;
+        f(letter.to_ascii_lowercase());
+        return;
+    }
     // The character's own reading first: compatibility decomposition can turn a look-alike
     // into another letter (`Ϲ`, a lunate sigma drawn as C, decomposes to `Σ`, read `o`).
     if let Some(reading) = own_reading(c) {
@@ -429,13 +436,32 @@ fn accented_ascii(c: char) -> Option<char> {
     base.filter(|b| n > 1 && only_marks && b.is_ascii_alphabetic())
 }
 
+/// The ASCII letter a character's compatibility decomposition is, when it is exactly one.
+pub(super) fn compatible_ascii_letter(c: char) -> Option<char> {
+    let mut n = 0;
+    let mut letter = None;
+    decompose_compatible(c, |d| {
+        n += 1;
+        letter = Some(d);
+    });
+    letter.filter(|l| n == 1 && *l != c && l.is_ascii_alphabetic())
+}
+
+/// The confusables reading of a character: its lower case's first (Cyrillic `І` is the capital
+/// of `і`, read `i`), unless that reading is no letter while its own is one (`Б`, whose small
+/// letter `б` is drawn as `6`, is read `b`, not a digit that leetspeak would then misread).
 fn own_reading(c: char) -> Option<&'static str> {
+    let letters = |r: &str| r.bytes().all(|b| b.is_ascii_alphabetic());
     let mut lower = c.to_lowercase();
-    let single = match (lower.next(), lower.next()) {
-        (Some(l), None) => confusable(l),
+    let low = match (lower.next(), lower.next()) {
+        (Some(l), None) => confusable(l).map(|(reading, _)| reading),
         _ => None,
     };
-    single.or_else(|| confusable(c)).map(|(reading, _)| reading)
+    let own = confusable(c).map(|(reading, _)| reading);
+    match (low, own) {
+        (Some(l), Some(o)) if !letters(l) && letters(o) => Some(o),
+        (l, o) => l.or(o),
+    }
 }
 
 /// Letters, digits, and symbols that stand for letters (`!` and `|` only inside a word with
@@ -551,6 +577,7 @@ mod tests {
             if let (Some(l), None) = (lower.next(), lower.next()) {
                 forms.push(l);
             }
+            out.extend(accented_ascii(c).map(|b| b.to_ascii_lowercase()));
             for f in forms {
                 out.extend(single_letter(&f.to_string().nfkc().collect::<String>()));
                 out.extend(confusable(f).and_then(|(r, _)| single_letter(r)));

@@ -731,7 +731,16 @@ not_examples = ["How do I turn off marketing notifications on his profile?"]
     /// word the window stays the rule's.
     #[test]
     fn an_action_pointing_back_reaches_the_sentences_before() {
-        let p = policy(RULES);
+        let p = policy(
+            r#"
+window_words = 5
+[[rule]]
+id = "record_tampering"
+description = "Deleting audit logs"
+action = "block"
+all = [["delet", "remov", "মুছ"], ["audit", "অডিট"], ["log", "লগ"]]
+"#,
+        );
         let ids = |text: &str| rule_ids(&p, text);
         for (text, want) in [
             (
