@@ -41,33 +41,48 @@ pub fn digit_char(c: char) -> Option<u32> {
 
 /// The digit starting at byte `i` of `text` and its length in bytes, the marks it carries
 /// included. ASCII and Bengali (`E0 A7 A6`–`E0 A7 AF`) are read without a table look-up.
+///
+/// Inlined: every finder asks this of most bytes it reads, and nearly all of them are ASCII or
+/// Bengali, answered here without a call; the rest go to [`digit_at_slow`].
+#[inline]
 pub(crate) fn digit_at(text: &str, i: usize) -> Option<(u32, usize)> {
     let bytes = text.as_bytes();
-    let (value, len) = match *bytes.get(i)? {
-        b @ b'0'..=b'9' => (u32::from(b - b'0'), 1),
-        // The Bengali block (U+0980–U+09FF): its digits, or no digit.
-        0xE0 if matches!(bytes.get(i + 1), Some(0xA6 | 0xA7)) => {
-            match (bytes.get(i + 1), bytes.get(i + 2)) {
-                (Some(0xA7), Some(&b @ 0xA6..=0xAF)) => (u32::from(b - 0xA6), 3),
-                _ => return None,
+    match *bytes.get(i)? {
+        b @ b'0'..=b'9' => Some((u32::from(b - b'0'), 1 + carried_marks(&text[i + 1..]))),
+        // The Bengali block (U+0980–U+09FF): its digits (`E0 A7 A6`–`E0 A7 AF`), or no digit.
+        0xE0 if bytes.get(i + 1) == Some(&0xA6) => None,
+        0xE0 if bytes.get(i + 1) == Some(&0xA7) => match bytes.get(i + 2) {
+            Some(&b @ 0xA6..=0xAF) => {
+                Some((u32::from(b - 0xA6), 3 + carried_marks(&text[i + 3..])))
             }
-        }
-        b if b < 0xC0 => return None,
-        _ => {
-            let c = text.get(i..)?.chars().next()?;
-            (digit_char(c)?, c.len_utf8())
-        }
-    };
-    Some((value, len + carried_marks(&text[i + len..])))
+            _ => None,
+        },
+        b if b < 0xC0 => None,
+        _ => digit_at_slow(text, i),
+    }
+}
+
+/// [`digit_at`] for a character outside ASCII and Bengali.
+#[inline(never)]
+fn digit_at_slow(text: &str, i: usize) -> Option<(u32, usize)> {
+    let c = text.get(i..)?.chars().next()?;
+    let len = c.len_utf8();
+    Some((digit_char(c)?, len + carried_marks(&text[i + len..])))
 }
 
 /// Bytes of combining marks and variation selectors at the start of `rest`: what a digit
 /// before them carries (a keycap, an enclosing circle).
+#[inline]
 fn carried_marks(rest: &str) -> usize {
     // Nearly always the next byte is ASCII: nothing to read.
     if rest.as_bytes().first().is_none_or(|b| *b < 0x80) {
         return 0;
     }
+    marks_after(rest)
+}
+
+#[inline(never)]
+fn marks_after(rest: &str) -> usize {
     rest.chars()
         .take_while(|c| {
             unicode_normalization::char::is_combining_mark(*c)

@@ -26,7 +26,7 @@ pub(crate) fn find(text: &str, from: usize) -> Vec<Range<usize>> {
     let plain = |c: char| {
         c.is_ascii() || ('\u{0980}'..='\u{09FF}').contains(&c) || ascii_reading(c).is_none()
     };
-    if source.chars().all(plain) {
+    if all_plain(source, plain) {
         return find_plain(text, from);
     }
     let mut folded = String::with_capacity(source.len());
@@ -46,6 +46,32 @@ pub(crate) fn find(text: &str, from: usize) -> Vec<Range<usize>> {
         .into_iter()
         .map(|r| at[r.start]..at[r.end])
         .collect()
+}
+
+/// `text.chars().all(plain)`, reading ASCII and Bengali (`E0 A6 xx`, `E0 A7 xx`), always
+/// plain, byte by byte.
+fn all_plain(text: &str, plain: impl Fn(char) -> bool) -> bool {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b < 0x80 {
+            i += 1;
+            continue;
+        }
+        if b == 0xE0 && matches!(bytes.get(i + 1), Some(0xA6 | 0xA7)) {
+            i += 3;
+            continue;
+        }
+        let Some(c) = text[i..].chars().next() else {
+            break;
+        };
+        if !plain(c) {
+            return false;
+        }
+        i += c.len_utf8();
+    }
+    true
 }
 
 /// The one ASCII character a character stands for: its compatibility form (`＠` → `@`,

@@ -140,44 +140,61 @@ fn word_bounded(text: &str, r: &Range<usize>, suffix_ok: bool) -> bool {
 }
 
 /// The squashed form of a text, with where each of its bytes came from.
-struct Squashed {
+struct Squashed<'s> {
+    source: &'s str,
     text: String,
-    /// For each byte of `text`: the source range of the character it came from.
-    from: Vec<(u32, u32)>,
+    /// For each byte of `text`: where in `source` the character it came from starts.
+    from: Vec<u32>,
 }
 
-impl Squashed {
-    fn new(source: &str) -> Self {
+impl<'s> Squashed<'s> {
+    fn new(source: &'s str) -> Self {
+        let bytes = source.as_bytes();
         let mut text = String::with_capacity(source.len());
         let mut from = Vec::with_capacity(source.len());
-        for (i, c) in source.char_indices() {
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
             // ASCII, most of any answer, squashes to one byte or none: no call, no loop.
-            if c.is_ascii() {
-                if c.is_ascii_alphanumeric() {
-                    text.push(match c.to_ascii_lowercase() {
-                        'l' => 'i',
-                        l => l,
+            if b < 0x80 {
+                if b.is_ascii_alphanumeric() {
+                    text.push(match b.to_ascii_lowercase() {
+                        b'l' => 'i',
+                        l => char::from(l),
                     });
-                    from.push((i as u32, i as u32 + 1));
+                    from.push(i as u32);
                 }
+                i += 1;
                 continue;
             }
+            // The Bengali block (U+0980–U+09FF, `E0 A6 xx` and `E0 A7 xx`) is kept as it is.
+            if b == 0xE0 && matches!(bytes.get(i + 1), Some(0xA6 | 0xA7)) {
+                text.push_str(&source[i..i + 3]);
+                from.extend([i as u32; 3]);
+                i += 3;
+                continue;
+            }
+            let Some(c) = source[i..].chars().next() else {
+                break;
+            };
             let before = text.len();
             squash_char(c, &mut text);
-            let at = (i as u32, (i + c.len_utf8()) as u32);
-            from.extend(std::iter::repeat_n(at, text.len() - before));
+            from.extend(std::iter::repeat_n(i as u32, text.len() - before));
+            i += c.len_utf8();
         }
-        Squashed { text, from }
+        Squashed { source, text, from }
     }
 
     /// The source range squashed bytes `r` were read from.
     fn source(&self, r: Range<usize>) -> Range<usize> {
-        self.from[r.start].0 as usize..self.from[r.end - 1].1 as usize
+        let last = self.from[r.end - 1] as usize;
+        let width = self.source[last..].chars().next().map_or(0, char::len_utf8);
+        self.from[r.start] as usize..last + width
     }
 
     /// The first squashed byte read from source byte `i` or later.
     fn at_or_after(&self, i: usize) -> usize {
-        self.from.partition_point(|(s, _)| (*s as usize) < i)
+        self.from.partition_point(|s| (*s as usize) < i)
     }
 }
 

@@ -754,6 +754,19 @@ pub(crate) fn sentence_ends(text: &str) -> Vec<usize> {
     let mut ends = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
+        // The cheap look first: most bytes are ASCII letters, spaces and digits, or Bengali
+        // characters other than the dandas (`E0 A6 xx`, `E0 A7 xx`: three bytes at once).
+        match bytes[i] {
+            0xE0 if bytes.get(i + 1) != Some(&0xA5) => {
+                i += 3;
+                continue;
+            }
+            b'!' | b'?' | b'\n' | b'\r' | b'.' | 0xE0 | 0xE2 | 0xE3 | 0xEF => {}
+            _ => {
+                i += 1;
+                continue;
+            }
+        }
         // Terminators: ASCII `.!?` and line breaks; `।` `॥` (E0 A5 A4/A5), `！` `？` `．`
         // (EF BC 81/9F/8E), `。` (E3 80 82), the line and paragraph separators (E2 80 A8/A9).
         let (len, full_stop) = match bytes[i] {
