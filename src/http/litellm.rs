@@ -336,7 +336,16 @@ pub async fn guardrail(open: Opened<LiteLlmCall>) -> Result<HttpResponse, ApiErr
         let (conversation, turn) = call.ids();
         let calls = call.tool_calls.clone();
         let caller = call.caller.clone();
-        gate_calls(&open, conversation, turn, caller, calls, &mut checks).await;
+        // Boxed: the gate's state, inline, would be copied by every request of this route.
+        Box::pin(gate_calls(
+            &open,
+            conversation,
+            turn,
+            caller,
+            calls,
+            &mut checks,
+        ))
+        .await;
     }
     checks.record(&open, Adapter::LiteLlm);
     Ok(json_response(&answer(&checks, Some(texts))))

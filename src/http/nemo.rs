@@ -297,7 +297,9 @@ pub async fn checks(open: Opened<NemoCheck>, req: HttpRequest) -> Result<HttpRes
         let answered = answer_question(&open, question, caller.as_ref(), adapter, shape, render);
         return Ok(answered.await);
     }
-    let (checks, content) = run(&open, &req).await;
+    // Boxed: the output rails and the gate hold far more state than the input rails, and a
+    // future holding them inline is copied whole by every request, input rails only or not.
+    let (checks, content) = Box::pin(run(&open, &req)).await;
     checks.record(&open, Adapter::NemoChecks);
     Ok(json_response(&checks_answer(&checks, content, config_rev)))
 }
@@ -425,7 +427,9 @@ pub async fn checks_oss(
         let answered = answer_question(&open, question, caller.as_ref(), adapter, shape, render);
         return Ok(answered.await);
     }
-    let (checks, content) = run(&open, &req).await;
+    // Boxed: the output rails and the gate hold far more state than the input rails, and a
+    // future holding them inline is copied whole by every request, input rails only or not.
+    let (checks, content) = Box::pin(run(&open, &req)).await;
     checks.record(&open, Adapter::NemoOss);
     Ok(json_response(&oss_answer(&checks, content)))
 }

@@ -64,8 +64,13 @@ thread_local! {
 #[derive(Default)]
 pub struct Recent {
     generation: u64,
-    answers: HashMap<String, HashMap<Box<str>, Arc<Answer>>>,
+    answers: FastMap<String, FastMap<Box<str>, Arc<Answer>>>,
 }
+
+/// foldhash (seeded per process) rather than SipHash: the question is hashed on every request
+/// that repeats one, and SipHash over it cost more than the rest of the look-up. A flood of
+/// questions made to collide is bounded by [`RECENT_MAX`] like any other.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 impl Recent {
     /// The answer kept for this question, if it has not expired.

@@ -179,28 +179,64 @@ impl Screener {
     /// A verdict read from the cache comes back shared and serialised, and is kept for this
     /// thread ([`Recent`]) until its cache entry expires, so the same question again is
     /// answered without screening or serialising.
-    async fn screen_answer(
+    ///
+    /// Not an `async fn`: a question this thread answered before is answered at once, and the
+    /// screen itself (whose state machine holds every stage's, some kilobytes) is boxed and
+    /// awaited only for a question it has not: every future that awaits this one (the HTTP
+    /// handlers', which actix boxes per request) stays small, not a copy of the screen's.
+    fn screen_answer<'a>(
+        &'a self,
+        product: &'a str,
+        text: &'a str,
+        callers: Option<CallersRecords>,
+    ) -> impl std::future::Future<Output = Option<Screened>> + 'a {
+        let kept = self.kept_answer(product, text, callers.as_ref());
+        async move {
+            match kept {
+                Some(answer) => Some(Screened::Cached(answer)),
+                None => Box::pin(self.screen_and_keep(product, text, callers)).await,
+            }
+        }
+    }
+
+    /// A caller's records can change the verdict (`#others_record`): they are part of the key
+    /// of every kept answer.
+    fn answer_key<'t>(
+        text: &'t str,
+        callers: Option<&CallersRecords>,
+    ) -> std::borrow::Cow<'t, str> {
+        match callers {
+            None => std::borrow::Cow::Borrowed(text),
+            Some((_, fingerprint)) => std::borrow::Cow::Owned(format!("{fingerprint}\u{0}{text}")),
+        }
+    }
+
+    /// The answer this thread keeps for the question, counted as a cache hit.
+    fn kept_answer(
+        &self,
+        product: &str,
+        text: &str,
+        callers: Option<&CallersRecords>,
+    ) -> Option<Arc<Answer>> {
+        let screen = self.products.get(product)?;
+        let cache = screen.cache.as_ref()?;
+        let started = Instant::now();
+        let key = Self::answer_key(text, callers);
+        let answer = Recent::get(self.generation, product, &key, started)?;
+        screen.metrics.record_cache(true, cache.inner.entry_count());
+        let seconds = started.elapsed().as_secs_f64();
+        screen.metrics.record_verdict(&answer.verdict, seconds);
+        Some(answer)
+    }
+
+    /// The question screened (or read from the cache, and then kept for this thread).
+    async fn screen_and_keep(
         &self,
         product: &str,
         text: &str,
         callers: Option<CallersRecords>,
     ) -> Option<Screened> {
-        let screen = self.products.get(product)?;
-        // A caller's records can change the verdict (`#others_record`): they are part of the
-        // key of every kept answer.
-        let key = match &callers {
-            None => std::borrow::Cow::Borrowed(text),
-            Some((_, fingerprint)) => std::borrow::Cow::Owned(format!("{fingerprint}\u{0}{text}")),
-        };
-        if let Some(cache) = &screen.cache {
-            let started = Instant::now();
-            if let Some(answer) = Recent::get(self.generation, product, &key, started) {
-                screen.metrics.record_cache(true, cache.inner.entry_count());
-                let seconds = started.elapsed().as_secs_f64();
-                screen.metrics.record_verdict(&answer.verdict, seconds);
-                return Some(Screened::Cached(answer));
-            }
-        }
+        let key = Self::answer_key(text, callers.as_ref());
         let (verdict, expires) = self.screen_with(product, text, callers, true).await?;
         let Some(expires) = expires else {
             return Some(Screened::Fresh(verdict));
