@@ -366,7 +366,11 @@ async fn the_tiered_guard_calls_the_remote_model_only_for_what_is_not_clearly_sa
     });
     let state = state_for(cfg.path(), guard::config::Overrides::default());
     let app = app_for(state.clone()).await;
-    let (_, v) = screen(&app, serde_json::json!({"product": "wallet-assistant", "text": "What is the fee to send money to a bank account?"})).await;
+    let (_, v) = screen(
+        &app,
+        serde_json::json!({"product": "wallet-assistant", "text": "How do I check my balance?"}),
+    )
+    .await;
     assert_eq!(v["decision"], "allow", "{v}");
     let guard_detail = v["trace"]
         .as_array()
