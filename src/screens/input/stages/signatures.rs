@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 /// The families' matchers depend on nothing a load reads: each is built once, by the first
 /// load that needs it, and every list set of every product and reload shares it.
-mod families {
+pub mod families {
     use super::{asked, split, SignatureError};
     use std::sync::{Arc, LazyLock};
 
@@ -31,6 +31,12 @@ mod families {
         LazyLock::new(|| asked::Asked::build().map(Arc::new));
     static SPLIT: LazyLock<Result<Arc<split::Split>, String>> =
         LazyLock::new(|| split::Split::build().map(Arc::new));
+
+    /// Build both now (start-up calls it on a second core before the lists are read).
+    pub fn warm() {
+        LazyLock::force(&ASKED);
+        LazyLock::force(&SPLIT);
+    }
 
     pub(super) fn asked() -> Result<Arc<asked::Asked>, SignatureError> {
         ASKED.clone().map_err(SignatureError::Build)
@@ -440,15 +446,6 @@ impl Signatures {
                 .filter_map(|(slots, origin)| Some((squash_slots(slots)?, origin.clone())))
                 .collect()
         };
-        let squashed = squashed_of(&folded);
-        // A structural line is not matched on the squashed skeleton: its positions there do
-        // not lead back to the source, where its punctuation must be found.
-        let plain: Vec<_> = skeletons
-            .iter()
-            .filter(|(_, o)| !structures.contains_key(&(o.list.clone(), o.line)))
-            .cloned()
-            .collect();
-        let skeletons_squashed = squashed_of(&plain);
         let ascii = |lines: &[(Vec<Slot>, Origin)]| -> Vec<_> {
             lines
                 .iter()
@@ -457,23 +454,57 @@ impl Signatures {
         };
         let build =
             |mode, lines, non_ascii| Matcher::build(mode, lines, non_ascii).map_err(|e| (0, e));
-        Ok(Signatures {
-            ascii: [
-                build(Mode::Folded, ascii(&folded), false)?,
-                build(Mode::Squashed, ascii(&squashed), false)?,
-            ],
-            skeleton_ascii: [
+        // The skeleton's four matchers on a second thread while this one builds the folded
+        // copy's four: they share nothing, and start-up waits for both.
+        let on_skeleton = move || -> Result<_, (usize, SignatureError)> {
+            // A structural line is not matched on the squashed skeleton: its positions there
+            // do not lead back to the source, where its punctuation must be found.
+            let plain: Vec<_> = skeletons
+                .iter()
+                .filter(|(_, o)| !structures.contains_key(&(o.list.clone(), o.line)))
+                .cloned()
+                .collect();
+            let skeletons_squashed = squashed_of(&plain);
+            let on_ascii = [
                 build(Mode::Folded, ascii(&skeletons), false)?.with_structure(&structures),
                 build(Mode::Squashed, ascii(&skeletons_squashed), false)?,
-            ],
-            all: [
-                build(Mode::Folded, folded, true)?,
-                build(Mode::Squashed, squashed, true)?,
-            ],
-            skeleton_all: [
+            ];
+            let on_all = [
                 build(Mode::Folded, skeletons, true)?.with_structure(&structures),
                 build(Mode::Squashed, skeletons_squashed, true)?,
-            ],
+            ];
+            Ok((on_ascii, on_all))
+        };
+        let on_folded = move || -> Result<_, (usize, SignatureError)> {
+            let squashed = squashed_of(&folded);
+            let on_ascii = [
+                build(Mode::Folded, ascii(&folded), false)?,
+                build(Mode::Squashed, ascii(&squashed), false)?,
+            ];
+            let on_all = [
+                build(Mode::Folded, folded, true)?,
+                build(Mode::Squashed, squashed, true)?,
+            ];
+            Ok((on_ascii, on_all))
+        };
+        let (folded_built, skeleton_built) = std::thread::scope(|scope| {
+            let skeleton_side = scope.spawn(on_skeleton);
+            let folded_side = on_folded();
+            let skeleton_side = skeleton_side.join().unwrap_or_else(|_| {
+                Err((
+                    0,
+                    SignatureError::Build("the skeleton matchers' build panicked".into()),
+                ))
+            });
+            (folded_side, skeleton_side)
+        });
+        let (ascii, all) = folded_built?;
+        let (skeleton_ascii, skeleton_all) = skeleton_built?;
+        Ok(Signatures {
+            ascii,
+            skeleton_ascii,
+            all,
+            skeleton_all,
             asked: families::asked().map_err(|e| (0, e))?,
             split: families::split().map_err(|e| (0, e))?,
             count,
