@@ -93,11 +93,13 @@ impl raw::RawReplies {
 
 /// Load and validate every product in `dir/products/`.
 pub fn load(dir: &Path, overrides: &Overrides) -> Result<ConfigSet, ConfigError> {
-    // Start-up: the built-in model is decoded and hashed on the second core while this one
-    // reads the lists and builds the matchers (a load that needs it first waits for it).
+    // Start-up: the signature families' matchers are built and the built-in model is decoded
+    // and hashed on the second core while this one reads the lists and builds the matchers
+    // (a load that needs one of them first waits for it).
     static WARMING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if !WARMING.swap(true, std::sync::atomic::Ordering::Relaxed) {
         std::thread::spawn(|| {
+            crate::screens::input::stages::signatures::families::warm();
             std::sync::LazyLock::force(&BUILTIN);
             std::sync::LazyLock::force(&BUILTIN_DIGEST);
         });

@@ -19,6 +19,33 @@ use crate::text::{fold_for_matching, skeleton, squash, Skeleton};
 use crate::verdict::Reason;
 use aho_corasick::{AhoCorasick, MatchKind};
 use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The families' matchers depend on nothing a load reads: each is built once, by the first
+/// load that needs it, and every list set of every product and reload shares it.
+pub mod families {
+    use super::{asked, split, SignatureError};
+    use std::sync::{Arc, LazyLock};
+
+    static ASKED: LazyLock<Result<Arc<asked::Asked>, String>> =
+        LazyLock::new(|| asked::Asked::build().map(Arc::new));
+    static SPLIT: LazyLock<Result<Arc<split::Split>, String>> =
+        LazyLock::new(|| split::Split::build().map(Arc::new));
+
+    /// Build both now (start-up calls it on a second core before the lists are read).
+    pub fn warm() {
+        LazyLock::force(&ASKED);
+        LazyLock::force(&SPLIT);
+    }
+
+    pub(super) fn asked() -> Result<Arc<asked::Asked>, SignatureError> {
+        ASKED.clone().map_err(SignatureError::Build)
+    }
+
+    pub(super) fn split() -> Result<Arc<split::Split>, SignatureError> {
+        SPLIT.clone().map_err(SignatureError::Build)
+    }
+}
 
 /// Signatures at least this many letters long also match on the squashed copy (no spaces or
 /// punctuation), which defeats "i g n o r e  p r e v i o u s" without making short words
@@ -42,16 +69,18 @@ pub struct Signatures {
     /// The same pairs over the lines in skeleton form, for the skeleton of the question.
     skeleton_ascii: [Matcher; 2],
     skeleton_all: [Matcher; 2],
-    /// The family of asking for the instructions, as a concept ([`asked`]).
-    asked: asked::Asked,
-    /// The family of an instruction split across sentences, as cues ([`split`]).
-    split: split::Split,
+    /// The family of asking for the instructions, as a concept ([`asked`]). Built from the
+    /// code's own terms, not the lists: one per process, shared by every list set.
+    asked: Arc<asked::Asked>,
+    /// The family of an instruction split across sentences, as cues ([`split`]); shared too.
+    split: Arc<split::Split>,
     /// Signatures the lists expand to.
     pub count: usize,
 }
 
 /// Up to this many ASCII anchors a matcher is a DFA (fastest to search); above it an NFA (a
-/// DFA of the skeleton lists' ~2,900 anchors takes ~2.8 MB, and there are two).
+/// DFA of the ~2,900 anchors the context lists' skeleton had took ~2.8 MB, and there are two;
+/// it has ~2,500 since lines are no longer expanded whole for one piece).
 const DFA_MAX_ANCHORS: usize = 1_000;
 
 /// One alternation group (or the literal text between groups) of a line: its alternatives.
@@ -97,12 +126,18 @@ impl Matcher {
         let (lines, origins): (Vec<_>, Vec<_>) = lines.into_iter().unzip();
         for (index, slots) in lines.iter().enumerate() {
             for anchor in line_anchors(slots) {
-                let id = *anchor_ids.entry(anchor.clone()).or_insert_with(|| {
-                    anchors.push(anchor);
-                    starts.push(Vec::new());
-                    starts.len() - 1
-                });
-                if !starts[id].contains(&index) {
+                let id = match anchor_ids.get(&anchor) {
+                    Some(&id) => id,
+                    None => {
+                        anchor_ids.insert(anchor.clone(), anchors.len());
+                        anchors.push(anchor);
+                        starts.push(Vec::new());
+                        starts.len() - 1
+                    }
+                };
+                // Lines are numbered in order: a line already listed for this anchor is
+                // the last one there.
+                if starts[id].last() != Some(&index) {
                     starts[id].push(index);
                 }
             }
@@ -246,6 +281,9 @@ fn step(piece: &[u8], text: &[u8], mut at: Cursor) -> Option<Cursor> {
 /// every slot that may be empty.
 fn line_anchors(slots: &[Slot]) -> Vec<String> {
     let mut out = Vec::new();
+    // A line expanded whole is one slot of thousands of alternatives: a set, not a scan of
+    // `out`, keeps each anchor once.
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     for slot in slots {
         let mut may_be_empty = false;
         for alternative in slot {
@@ -256,7 +294,7 @@ fn line_anchors(slots: &[Slot]) -> Vec<String> {
                 .join(" ");
             if anchor.is_empty() {
                 may_be_empty = true;
-            } else if !out.contains(&anchor) {
+            } else if seen.insert(anchor.clone()) {
                 out.push(anchor);
             }
         }
@@ -409,15 +447,6 @@ impl Signatures {
                 .filter_map(|(slots, origin)| Some((squash_slots(slots)?, origin.clone())))
                 .collect()
         };
-        let squashed = squashed_of(&folded);
-        // A structural line is not matched on the squashed skeleton: its positions there do
-        // not lead back to the source, where its punctuation must be found.
-        let plain: Vec<_> = skeletons
-            .iter()
-            .filter(|(_, o)| !structures.contains_key(&(o.list.clone(), o.line)))
-            .cloned()
-            .collect();
-        let skeletons_squashed = squashed_of(&plain);
         let ascii = |lines: &[(Vec<Slot>, Origin)]| -> Vec<_> {
             lines
                 .iter()
@@ -426,25 +455,59 @@ impl Signatures {
         };
         let build =
             |mode, lines, non_ascii| Matcher::build(mode, lines, non_ascii).map_err(|e| (0, e));
-        Ok(Signatures {
-            ascii: [
-                build(Mode::Folded, ascii(&folded), false)?,
-                build(Mode::Squashed, ascii(&squashed), false)?,
-            ],
-            skeleton_ascii: [
+        // The skeleton's four matchers on a second thread while this one builds the folded
+        // copy's four: they share nothing, and start-up waits for both.
+        let on_skeleton = move || -> Result<_, (usize, SignatureError)> {
+            // A structural line is not matched on the squashed skeleton: its positions there
+            // do not lead back to the source, where its punctuation must be found.
+            let plain: Vec<_> = skeletons
+                .iter()
+                .filter(|(_, o)| !structures.contains_key(&(o.list.clone(), o.line)))
+                .cloned()
+                .collect();
+            let skeletons_squashed = squashed_of(&plain);
+            let on_ascii = [
                 build(Mode::Folded, ascii(&skeletons), false)?.with_structure(&structures),
                 build(Mode::Squashed, ascii(&skeletons_squashed), false)?,
-            ],
-            all: [
-                build(Mode::Folded, folded, true)?,
-                build(Mode::Squashed, squashed, true)?,
-            ],
-            skeleton_all: [
+            ];
+            let on_all = [
                 build(Mode::Folded, skeletons, true)?.with_structure(&structures),
                 build(Mode::Squashed, skeletons_squashed, true)?,
-            ],
-            asked: asked::Asked::build().map_err(|e| (0, SignatureError::Build(e)))?,
-            split: split::Split::build().map_err(|e| (0, SignatureError::Build(e)))?,
+            ];
+            Ok((on_ascii, on_all))
+        };
+        let on_folded = move || -> Result<_, (usize, SignatureError)> {
+            let squashed = squashed_of(&folded);
+            let on_ascii = [
+                build(Mode::Folded, ascii(&folded), false)?,
+                build(Mode::Squashed, ascii(&squashed), false)?,
+            ];
+            let on_all = [
+                build(Mode::Folded, folded, true)?,
+                build(Mode::Squashed, squashed, true)?,
+            ];
+            Ok((on_ascii, on_all))
+        };
+        let (folded_built, skeleton_built) = std::thread::scope(|scope| {
+            let skeleton_side = scope.spawn(on_skeleton);
+            let folded_side = on_folded();
+            let skeleton_side = skeleton_side.join().unwrap_or_else(|_| {
+                Err((
+                    0,
+                    SignatureError::Build("the skeleton matchers' build panicked".into()),
+                ))
+            });
+            (folded_side, skeleton_side)
+        });
+        let (ascii, all) = folded_built?;
+        let (skeleton_ascii, skeleton_all) = skeleton_built?;
+        Ok(Signatures {
+            ascii,
+            skeleton_ascii,
+            all,
+            skeleton_all,
+            asked: families::asked().map_err(|e| (0, e))?,
+            split: families::split().map_err(|e| (0, e))?,
             count,
         })
     }
@@ -643,42 +706,63 @@ fn has_structure_near(source: &str, range: std::ops::Range<usize>, structure: &s
     structure.chars().all(|c| around.contains(c))
 }
 
-/// The line in skeleton form ([`crate::text::skeleton_piece`]) slot by slot when every piece
-/// allows it; otherwise one slot holding the skeleton of every expansion.
+/// The line in skeleton form ([`crate::text::skeleton_piece`]) slot by slot where every piece
+/// allows it (see [`in_form`]).
 fn skeleton_slots(slots: &[Vec<String>]) -> Vec<Slot> {
-    let pieces: Option<Vec<Slot>> = slots
-        .iter()
-        .map(|slot| {
-            slot.iter()
-                .map(|p| crate::text::skeleton_piece(p).map(Box::from))
-                .collect()
-        })
-        .collect();
-    pieces.unwrap_or_else(|| {
-        vec![expand_slots(slots)
-            .iter()
-            .map(|p| skeleton(p).as_str().into())
-            .collect()]
+    in_form(slots, crate::text::skeleton_piece, |p| {
+        skeleton(p).as_str().into()
     })
 }
 
-/// The line folded slot by slot ([`crate::text::fold_piece`]) when every piece folds on its
-/// own; otherwise one slot holding every expansion folded whole, as matching expects.
+/// The line folded slot by slot ([`crate::text::fold_piece`]) where every piece folds on its
+/// own (see [`in_form`]).
 fn fold_slots(slots: &[Vec<String>]) -> Vec<Slot> {
-    let pieces: Option<Vec<Slot>> = slots
-        .iter()
-        .map(|slot| {
-            slot.iter()
-                .map(|p| crate::text::fold_piece(p).map(Box::from))
-                .collect()
-        })
-        .collect();
-    pieces.unwrap_or_else(|| {
-        vec![expand_slots(slots)
-            .iter()
-            .map(|p| fold_for_matching(p).into())
-            .collect()]
+    in_form(slots, crate::text::fold_piece, |p| {
+        fold_for_matching(p).into()
     })
+}
+
+/// The line's slots in a matching form: each piece through `piece` when every piece of every
+/// slot converts on its own. A slot with a piece that does not (a Bengali sign first, which
+/// belongs to the letter before it; a one-letter word, which may join its neighbour's) is
+/// merged with its neighbour (every piece of one followed by every piece of the other), and
+/// again, until every piece converts: `{bot|model}{-এর|ের|} {...}` becomes one slot of the six
+/// words and the slots after it, not the line's every expansion. A line that never converts
+/// is one slot holding every expansion through `whole`, as matching expects. Both give the
+/// same texts: a piece that converts joins its neighbours as the whole text would.
+fn in_form(
+    slots: &[Vec<String>],
+    piece: impl Fn(&str) -> Option<String>,
+    whole: impl Fn(&str) -> Box<str>,
+) -> Vec<Slot> {
+    let mut slots: Vec<Vec<String>> = slots.to_vec();
+    loop {
+        let converted: Vec<Option<Slot>> = slots
+            .iter()
+            .map(|slot| slot.iter().map(|p| piece(p).map(Box::from)).collect())
+            .collect();
+        let Some(bad) = converted.iter().position(Option::is_none) else {
+            return converted.into_iter().flatten().collect();
+        };
+        if slots.len() == 1 {
+            break;
+        }
+        // With the slot before (a sign needs its letter), the first with the one after.
+        let at = bad.saturating_sub(1);
+        let next = slots.remove(at + 1);
+        let mut merged: Vec<String> = Vec::with_capacity(slots[at].len() * next.len());
+        let mut seen = std::collections::HashSet::new();
+        for a in &slots[at] {
+            for b in &next {
+                let joined = format!("{a}{b}");
+                if seen.insert(joined.clone()) {
+                    merged.push(joined);
+                }
+            }
+        }
+        slots[at] = merged;
+    }
+    vec![expand_slots(&slots).iter().map(|p| whole(p)).collect()]
 }
 
 /// The line for the squashed copy: every piece squashed, or `None` when no expansion is long
@@ -938,6 +1022,21 @@ mod tests {
             ),
             ("tricky", tricky),
         ];
+        factored_matches_expansions(&lists);
+    }
+
+    /// The same on the context lists (read in retrieved documents and tool results), whose
+    /// Bangla lines hold pieces that start with a sign or stand one letter alone: the slots
+    /// merged around them must find what every expansion finds.
+    #[test]
+    fn factored_matching_of_the_context_lists_finds_what_the_expansions_find() {
+        factored_matches_expansions(&[
+            ("en", include_str!("../../../../wordlists/addressed-en.txt")),
+            ("bn", include_str!("../../../../wordlists/addressed-bn.txt")),
+        ]);
+    }
+
+    fn factored_matches_expansions(lists: &[(&str, &str)]) {
         let owned: Vec<(String, String)> = lists
             .iter()
             .map(|(n, t)| (n.to_string(), t.to_string()))
@@ -946,8 +1045,8 @@ mod tests {
             Ok(s) => s,
             Err((_, e)) => panic!("{e}"),
         };
-        let (patterns, samples) = expansions_and_samples(&lists);
-        let skeleton_patterns = skeleton_patterns_of(&lists);
+        let (patterns, samples) = expansions_and_samples(lists);
+        let skeleton_patterns = skeleton_patterns_of(lists);
         let reference = Reference::new(&patterns);
         let skeleton_reference = Reference::new(&skeleton_patterns);
         let (mut checked, mut hits) = (0, 0);
