@@ -140,11 +140,12 @@ impl Question {
     fn language(&self) -> Option<&(String, String)> {
         self.language
             .get_or_init(|| {
-                let transformed = self
-                    .decoded()
-                    .iter()
-                    .rev()
-                    .find(|d| matches!(d.encoding, Encoding::Rot13 | Encoding::Reversed));
+                let transformed = self.decoded().iter().rev().find(|d| {
+                    matches!(
+                        d.encoding,
+                        Encoding::Rot13 | Encoding::Reversed | Encoding::Spaced | Encoding::Leet
+                    )
+                });
                 let text = match transformed {
                     Some(d) => d.text.clone(),
                     None => self.unwrapped()?.to_string(),
