@@ -11,6 +11,10 @@ use whatlang::Lang;
 
 /// A question with a smaller share of English words is not English, whatever whatlang says.
 const MIN_ENGLISH_SHARE: f32 = 0.6;
+/// Accented letters in several words mark a question as not English only where English words
+/// are under this share: an English question names people and places in their own spelling
+/// ("Customer José Fernández, a Spanish national, wants to open a savings account").
+const ACCENTS_NEED_SHARE: f32 = 0.8;
 /// Whatlang's confidence that is enough to reject when the wordlists, too, found the question
 /// not clearly English (everything that reaches this stage).
 const MIN_CONFIDENCE: f64 = 0.3;
@@ -68,7 +72,7 @@ pub fn evaluate(text: &str, evidence: &LatinEvidence) -> LangIdEval {
         evidence.english / evidence.tokens as f32
     };
     let little_english = (evidence.tokens >= 1 && english_share < MIN_ENGLISH_SHARE)
-        || evidence.accented >= 2
+        || (evidence.accented >= 2 && english_share < ACCENTS_NEED_SHARE)
         || (evidence.accented >= 1 && evidence.tokens <= 4);
     match lang {
         Some(Lang::Eng) if !little_english => LangIdEval::Pass {
