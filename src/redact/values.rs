@@ -616,6 +616,35 @@ impl<'t> Scan<'t> {
         {
             return Some((ValueKind::Date, true));
         }
+        // A range of two dates: 01/01/2025–31/03/2025, 2025-01-01 to 2025-03-31 (each half a
+        // date by the rule above, a dash or "to" between them).
+        let date_at = |o: usize| {
+            let d = |i: usize| v(o + i);
+            let calendar = match lens[o..o + 3] {
+                [4, _, _] => day_month(d(2), d(1)),
+                _ => day_month(d(0), d(1)) || day_month(d(1), d(0)),
+            };
+            calendar
+                && matches!(
+                    lens[o..o + 3],
+                    [1..=2, 1..=2, 2] | [1..=2, 1..=2, 4] | [4, 1..=2, 1..=2]
+                )
+                && one_char(gaps[o])
+                && gaps[o] == gaps[o + 1]
+                && gaps[o]
+                    .chars()
+                    .all(|c| !c.is_ascii() || matches!(c, '/' | '-' | '.'))
+        };
+        if n == 6 && date_at(0) && date_at(3) && {
+            let between = gaps[2];
+            (!between.is_empty() && between.chars().all(is_dash))
+                || matches!(
+                    between.to_lowercase().as_str(),
+                    "to" | "till" | "until" | "থেকে"
+                )
+        } {
+            return Some((ValueKind::Date, true));
+        }
         // Thousands grouping (western 1,234,567 or South Asian 12,34,567), a decimal part after
         // it or not; or a plain number with decimals (1250.50).
         let (int, decimals) = match (n, gaps.last()) {
@@ -1224,6 +1253,10 @@ mod tests {
             (
                 "IBAN GB82·WEST·1234·5698·7654·32",
                 vec![(Iban, "GB82WEST12345698765432")],
+            ),
+            (
+                "for 01/01/2025–31/03/2025 and 2025-01-01 - 2025-03-31",
+                vec![(Date, "0101202531032025"), (Date, "2025010120250331")],
             ),
             (
                 "on 12/05/2025 at 10:42",
