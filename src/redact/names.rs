@@ -315,11 +315,11 @@ mod tests {
         }
     }
 
-    /// The squashed form written in place is the one read character by character, with where
+    /// The squashed form built byte by byte is the one read character by character, with where
     /// each byte came from: ASCII, Bengali, look-alikes, compatibility forms, and characters
     /// that squash to more bytes than they have (`ﷺ`: eighteen letters from three bytes).
     #[test]
-    fn squashed_in_place_is_squashed_per_character() {
+    fn squashed_by_byte_is_squashed_per_character() {
         use proptest::prelude::*;
         let pieces = prop::sample::select(vec![
             "a", "L", "Z", "9", " ", "-", "_", ".", "\n", "আ", "০", "্", "।", "а", "Υ", "ａ", "𝐚",
