@@ -97,6 +97,11 @@ fn find_plain(text: &str, from: usize) -> Vec<Range<usize>> {
     let mut out: Vec<Range<usize>> = Vec::new();
     let mut i = from;
     while i < bytes.len() {
+        // Skip to the next byte an "at" can start with: most of an answer is none.
+        let Some(k) = bytes[i..].iter().position(|b| AT_LEAD[usize::from(*b)]) else {
+            break;
+        };
+        i += k;
         // Cheap first looks: a sign or bracket, a bare "at" after a space, the lead bytes of
         // `＠`/`﹫` (EF) and of `অ্যাট`/`এট` (E0 A6 85 / E0 A6 8F).
         let b = bytes[i];
@@ -125,6 +130,20 @@ fn find_plain(text: &str, from: usize) -> Vec<Range<usize>> {
     }
     out
 }
+
+/// The bytes an "at" can start with (the first look of [`find_plain`], as a table).
+const AT_LEAD: [bool; 256] = {
+    let mut t = [false; 256];
+    let leads = [
+        b'@', b'%', b'&', b'[', b'(', b'{', b'<', 0xEF, b'a', b'A', 0xE0,
+    ];
+    let mut k = 0;
+    while k < leads.len() {
+        t[leads[k] as usize] = true;
+        k += 1;
+    }
+    t
+};
 
 /// The address around an "at" at `at_start..at_end`, if there is one.
 fn address_around(

@@ -155,24 +155,33 @@ impl<'s> Squashed<'s> {
         let mut i = 0;
         while i < bytes.len() {
             let b = bytes[i];
-            // ASCII, most of any answer, squashes to one byte or none: no call, no loop.
+            // ASCII, most of any answer, squashes to one byte or none: one table look.
             if b < 0x80 {
-                if b.is_ascii_alphanumeric() {
-                    text.push(match b.to_ascii_lowercase() {
-                        b'l' => 'i',
-                        l => char::from(l),
-                    });
+                let s = ASCII_SQUASHED[usize::from(b)];
+                if s != 0 {
+                    text.push(char::from(s));
                     from.push(i as u32);
                 }
                 i += 1;
                 continue;
             }
-            // The Bengali block (U+0980–U+09FF, `E0 A6 xx` and `E0 A7 xx`) is kept as it is.
-            if b == 0xE0 && matches!(bytes.get(i + 1), Some(0xA6 | 0xA7)) {
-                text.push_str(&source[i..i + 3]);
-                from.extend([i as u32; 3]);
-                i += 3;
-                continue;
+            if b == 0xE0 {
+                match (bytes.get(i + 1), bytes.get(i + 2)) {
+                    // The Bengali block (U+0980–U+09FF, `E0 A6 xx` and `E0 A7 xx`) is kept as
+                    // it is.
+                    (Some(0xA6 | 0xA7), Some(_)) => {
+                        text.push_str(&source[i..i + 3]);
+                        from.extend([i as u32; 3]);
+                        i += 3;
+                        continue;
+                    }
+                    // The dandas (`।` `॥`), punctuation: left out without a look-up.
+                    (Some(0xA5), Some(0xA4 | 0xA5)) => {
+                        i += 3;
+                        continue;
+                    }
+                    _ => {}
+                }
             }
             let Some(c) = source[i..].chars().next() else {
                 break;
@@ -197,6 +206,23 @@ impl<'s> Squashed<'s> {
         self.from.partition_point(|s| (*s as usize) < i)
     }
 }
+
+/// The squashed form of each ASCII byte: letters lower-cased (`l` read as `i`), digits kept,
+/// everything else 0 (left out). As [`squash_char`] squashes ASCII.
+const ASCII_SQUASHED: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut b = 0u8;
+    while b < 128 {
+        if b.is_ascii_alphanumeric() {
+            t[b as usize] = match b.to_ascii_lowercase() {
+                b'l' => b'i',
+                l => l,
+            };
+        }
+        b += 1;
+    }
+    t
+};
 
 /// One character's squashed form: ASCII letters and digits lower-cased (`l` read as `i`, the
 /// two being drawn alike: `LIama` is `Llama`); Bengali kept (letters, signs, digits); any other
@@ -240,7 +266,9 @@ fn squash_char(c: char, out: &mut String) {
             ascii(d, out);
         } else if let Some(l) = look_alike_of(d) {
             ascii(l, out);
-        } else if d.is_alphanumeric() && !unicode_normalization::char::is_combining_mark(d) {
+        } else if crate::text::is_alphanumeric(d)
+            && !unicode_normalization::char::is_combining_mark(d)
+        {
             out.extend(d.to_lowercase());
         }
     });
@@ -354,6 +382,30 @@ mod tests {
             let found: Vec<&str> = names.find(text, 0).into_iter().map(|r| &text[r]).collect();
             assert_eq!(found.first().copied(), want, "{text:?}");
         }
+    }
+
+    /// The squashed form built byte by byte is the one read character by character, with where
+    /// each byte came from: ASCII, Bengali, look-alikes, compatibility forms, and characters
+    /// that squash to more bytes than they have (`ﷺ`: eighteen letters from three bytes).
+    #[test]
+    fn squashed_by_byte_is_squashed_per_character() {
+        use proptest::prelude::*;
+        let pieces = prop::sample::select(vec![
+            "a", "L", "Z", "9", " ", "-", "_", ".", "\n", "আ", "০", "্", "।", "а", "Υ", "ａ", "𝐚",
+            "é", "\u{200D}", "\u{FDFA}", "ﬀ", "㎏", "😀", "ß", "İ", "॥",
+        ]);
+        proptest!(|(parts in prop::collection::vec(pieces, 0..40))| {
+            let source: String = parts.concat();
+            let sq = Squashed::new(&source);
+            let (mut text, mut from) = (String::new(), Vec::new());
+            for (i, c) in source.char_indices() {
+                let before = text.len();
+                squash_char(c, &mut text);
+                from.extend(std::iter::repeat_n(i as u32, text.len() - before));
+            }
+            prop_assert_eq!(&sq.text, &text);
+            prop_assert_eq!(&sq.from, &from);
+        });
     }
 
     #[test]

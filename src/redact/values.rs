@@ -301,18 +301,21 @@ pub(crate) struct Scan<'t> {
 impl<'t> Scan<'t> {
     pub(crate) fn new(text: &'t str, from: usize) -> Self {
         let bytes = text.as_bytes();
-        let mut groups: Vec<Group> = Vec::new();
-        let mut joins = Vec::new();
-        let mut values = Vec::new();
+        // An answer holds a few dozen groups: room for them from the start.
+        let mut groups: Vec<Group> = Vec::with_capacity(32);
+        let mut joins = Vec::with_capacity(32);
+        let mut values = Vec::with_capacity(128);
         let mut i = from;
         while i < bytes.len() {
             // Skip to the next possible digit: ASCII digits, or the lead byte of a multi-byte
             // character (continuation bytes never start one).
-            let b = bytes[i];
-            if b < 0x80 && !b.is_ascii_digit() || (0x80..0xC0).contains(&b) {
-                i += 1;
-                continue;
-            }
+            let Some(k) = bytes[i..]
+                .iter()
+                .position(|b| b.is_ascii_digit() || *b >= 0xC0)
+            else {
+                break;
+            };
+            i += k;
             let Some((d, len)) = digit_at(text, i) else {
                 i += 1;
                 continue;
@@ -406,16 +409,14 @@ impl<'t> Scan<'t> {
             out.retain(|f| !(f.kind == ValueKind::Card && f.start >= start && f.end <= end));
             taken.clear();
         }
-        // The rest of the run, between the cards.
-        let mut rest: Vec<Range<usize>> = Vec::new();
-        let mut at = run.start;
+        // The rest of the run, between the cards (read in place: no list of the parts).
+        let mut after_card = run.start;
         for t in taken.iter().chain(std::iter::once(&(run.end..run.end))) {
-            if at < t.start {
-                rest.push(at..t.start);
+            let part = after_card..t.start;
+            after_card = t.end;
+            if part.is_empty() {
+                continue;
             }
-            at = t.end;
-        }
-        for part in rest {
             // Bangladeshi mobiles, whatever their separators (not across a sentence end).
             let mut at = part.start;
             let mut i = part.start;
@@ -483,12 +484,16 @@ impl<'t> Scan<'t> {
     /// more, however the rest is split (`41111111111 11 111`: no prose number starts so long,
     /// and a card broken up at random must not pass as three numbers).
     fn card_grouping(&self, r: Range<usize>) -> bool {
-        let lens: Vec<usize> = self.groups[r].iter().map(|g| g.digits).collect();
-        let (head, last) = (&lens[..lens.len() - 1], lens[lens.len() - 1]);
+        // Read from the groups in place (this runs for every window a card could be).
+        let groups = &self.groups[r];
+        let (Some((last, head)), Some(first)) = (groups.split_last(), groups.first()) else {
+            return false;
+        };
+        let (first, last) = (first.digits, last.digits);
         head.is_empty()
-            || (head.iter().all(|l| *l == head[0]) && last <= head[0].max(4))
-            || matches!(lens[..], [4, 6, 5] | [4, 6, 4])
-            || lens[0] >= 8
+            || (head.iter().all(|g| g.digits == first) && last <= first.max(4))
+            || (groups.len() == 3 && first == 4 && groups[1].digits == 6 && matches!(last, 4 | 5))
+            || first >= 8
     }
 
     /// The end of a Bangladeshi mobile starting at group `i`: whole groups reading `01[3-9]`
@@ -577,11 +582,27 @@ impl<'t> Scan<'t> {
     /// years, IP addresses, social security numbers.
     /// With it, whether it is one figure (a date, an amount) or several (years).
     fn shape(&self, seg: &Range<usize>) -> Option<(ValueKind, bool)> {
-        let lens: Vec<usize> = self.groups[seg.clone()].iter().map(|g| g.digits).collect();
-        let gaps: Vec<&str> = (seg.start + 1..seg.end)
-            .map(|g| self.gap(g).trim())
-            .collect();
-        let n = lens.len();
+        // The lengths and gaps of a short segment (nearly all of them) are kept on the stack:
+        // this runs for every segment.
+        const SHORT: usize = 8;
+        let n = seg.len();
+        let (mut lens_short, mut gaps_short) = ([0usize; SHORT], [""; SHORT]);
+        let (lens_long, gaps_long): (Vec<usize>, Vec<&str>);
+        let (lens, gaps): (&[usize], &[&str]) = if n <= SHORT {
+            for (k, g) in seg.clone().enumerate() {
+                lens_short[k] = self.groups[g].digits;
+                if k > 0 {
+                    gaps_short[k - 1] = self.gap(g).trim();
+                }
+            }
+            (&lens_short[..n], &gaps_short[..n.saturating_sub(1)])
+        } else {
+            lens_long = self.groups[seg.clone()].iter().map(|g| g.digits).collect();
+            gaps_long = (seg.start + 1..seg.end)
+                .map(|g| self.gap(g).trim())
+                .collect();
+            (&lens_long, &gaps_long)
+        };
         let one_char = |g: &str| g.chars().count() == 1;
         let v = |i: usize| self.group_value(seg.start + i);
         // hh:mm, hh:mm:ss (a time that can be: "48:39" is not one).
@@ -653,7 +674,7 @@ impl<'t> Scan<'t> {
             {
                 (&lens[..n - 1], true)
             }
-            _ => (&lens[..], false),
+            _ => (lens, false),
         };
         let thousands = |lens: &[usize]| {
             let m = lens.len();
@@ -739,9 +760,9 @@ impl<'t> Scan<'t> {
     /// How people write a code: whole, in halves, or digit by digit; separated by spaces or a
     /// single mark (not a list: "10, 20, 50").
     fn credential_grouping(&self, seg: &Range<usize>) -> bool {
-        let lens: Vec<usize> = self.groups[seg.clone()].iter().map(|g| g.digits).collect();
-        lens.len() == 1
-            || (lens.iter().all(|l| *l == lens[0])
+        let groups = &self.groups[seg.clone()];
+        groups.len() == 1
+            || (groups.iter().all(|g| g.digits == groups[0].digits)
                 && (seg.start + 1..seg.end).all(|g| {
                     self.joins[g] == Join::Tight || !self.gap(g).chars().any(char::is_whitespace)
                 }))
@@ -851,7 +872,14 @@ fn find_ibans(text: &str, from: usize, out: &mut Vec<Found>) {
     let mut i = from;
     while i + 4 <= bytes.len() {
         // Two letters and a digit first (the cheap look: an ASCII letter is always a char
-        // boundary), then a word's start.
+        // boundary), then a word's start. The third byte first: a digit's is rare in prose, and
+        // when it is neither a digit's nor a letter, the next two starts fail too (each needs
+        // it to be a letter).
+        let third = bytes[i + 2];
+        if !(third.is_ascii_digit() || third >= 0xC0) {
+            i += if third.is_ascii_alphabetic() { 1 } else { 3 };
+            continue;
+        }
         if !(bytes[i].is_ascii_alphabetic()
             && bytes[i + 1].is_ascii_alphabetic()
             && digit_at(text, i + 2).is_some())
