@@ -68,7 +68,7 @@ pub struct ContextRequest {
 
 impl RouteRequest for ContextRequest {
     const SOURCE: Source = Source::Body;
-    type Raw = RawContext;
+    type Raw<'a> = RawContext;
 
     fn product(raw: &RawContext) -> Result<String, ApiError> {
         required_id(raw.product.clone(), "product", ApiError::MissingProduct)

@@ -16,7 +16,7 @@ use actix_web::http::header::{self, HeaderMap};
 use actix_web::{web, FromRequest, HttpRequest, HttpResponse};
 use futures_util::future::LocalBoxFuture;
 use futures_util::{FutureExt, StreamExt};
-use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use std::sync::Arc;
 use tokio::sync::OwnedSemaphorePermit;
 
@@ -44,23 +44,25 @@ pub trait RouteRequest: Sized + 'static {
     const SOURCE: Source;
     /// The budget its slot is taken from.
     const BUDGET: Budget = Budget::Screen;
-    /// The request as the client sent it (tolerant: unknown fields are ignored).
-    type Raw: DeserializeOwned;
+    /// The request as the client sent it (tolerant: unknown fields are ignored). It may borrow
+    /// from the body (`&'a str`, `Cow<'a, str>`): it lives only until [`check`](Self::check)
+    /// has made the route's request of it, so what a route reads past costs no copy.
+    type Raw<'a>: Deserialize<'a>;
     /// The body read into [`Self::Raw`] (serde_json, [`parse_json`]; a route may read it more
     /// strictly).
-    fn parse(body: &[u8]) -> Result<Self::Raw, ApiError> {
+    fn parse(body: &[u8]) -> Result<Self::Raw<'_>, ApiError> {
         parse_json(body)
             .map_err(|e| ApiError::MalformedJson(format!("the body is not valid JSON: {e}")))
     }
     /// The product the request names (`missing_product` when it names none).
-    fn product(raw: &Self::Raw) -> Result<String, ApiError>;
+    fn product(raw: &Self::Raw<'_>) -> Result<String, ApiError>;
     /// The product, for a route that may also name it in a header or the query (the gateway
     /// contracts, whose bodies may have no place for it): [`product`](Self::product) by default.
-    fn product_of(raw: &Self::Raw, _req: &HttpRequest) -> Result<String, ApiError> {
+    fn product_of(raw: &Self::Raw<'_>, _req: &HttpRequest) -> Result<String, ApiError> {
         Self::product(raw)
     }
     /// The route's own checks, once the key is authorised for the product.
-    fn check(raw: Self::Raw) -> Result<Self, ApiError>;
+    fn check(raw: Self::Raw<'_>) -> Result<Self, ApiError>;
 }
 
 /// A JSON body read as serde_json reads it from bytes, with its UTF-8 checked once for the
@@ -68,7 +70,7 @@ pub trait RouteRequest: Sized + 'static {
 /// a gateway's larger bodies more than any other step of reading them. A body that is not UTF-8
 /// throughout (invalid bytes in a string guard reads past) is read from bytes as before, so
 /// it is accepted or refused exactly as it was.
-pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> serde_json::Result<T> {
+pub fn parse_json<'a, T: Deserialize<'a>>(body: &'a [u8]) -> serde_json::Result<T> {
     match std::str::from_utf8(body) {
         Ok(text) => serde_json::from_str(text),
         Err(_) => serde_json::from_slice(body),
@@ -125,23 +127,38 @@ async fn open<T: RouteRequest>(
     payload: Option<Payload>,
 ) -> Result<Parts<T>, ApiError> {
     let permit = admit(state, req, T::BUDGET)?;
-    let raw: T::Raw = match payload {
-        Some(payload) => read_object::<T>(state, req, payload).await?,
-        None => web::Query::<T::Raw>::from_query(req.query_string())
-            .map_err(|e| ApiError::BadQuery(e.to_string()))?
-            .into_inner(),
+    let (name, request) = match payload {
+        Some(payload) => {
+            let body = read_object(state, req, payload).await?;
+            let raw = T::parse(&body)?;
+            checked::<T>(state, req, raw)?
+        }
+        None => {
+            let raw = serde_urlencoded::from_str(req.query_string())
+                .map_err(|e| ApiError::BadQuery(format!("Query deserialize error: {e}")))?;
+            checked::<T>(state, req, raw)?
+        }
     };
-    let name = T::product_of(&raw, req)?;
-    if let Some(keys) = &state.api_keys {
-        keys.authorize(req, Some(&name))?;
-    }
-    let request = T::check(raw)?;
     let screener = state.screener.load_full();
     let product = screener
         .product(&name)
         .cloned()
         .ok_or(ApiError::UnknownProduct(name))?;
     Ok((permit, screener, product, request))
+}
+
+/// The product the request names, the key authorised for it, and the route's checks (which
+/// end what the raw request borrowed of the body).
+fn checked<T: RouteRequest>(
+    state: &AppState,
+    req: &HttpRequest,
+    raw: T::Raw<'_>,
+) -> Result<(String, T), ApiError> {
+    let name = T::product_of(&raw, req)?;
+    if let Some(keys) = &state.api_keys {
+        keys.authorize(req, Some(&name))?;
+    }
+    Ok((name, T::check(raw)?))
 }
 
 /// Let a request in, or refuse it at once (`401` first when keys are configured and the caller
@@ -169,12 +186,13 @@ fn admit(
         .map_err(|_| ApiError::Overloaded)
 }
 
-/// A JSON object body, read within the limits and parsed by the route ([`RouteRequest::parse`]).
-async fn read_object<T: RouteRequest>(
+/// A JSON object body, read within the limits, for the route to parse
+/// ([`RouteRequest::parse`]).
+async fn read_object(
     state: &AppState,
     req: &HttpRequest,
     payload: Payload,
-) -> Result<T::Raw, ApiError> {
+) -> Result<web::Bytes, ApiError> {
     require_json(req.headers())?;
     let body = read_body(state, req, payload).await?;
     // serde reads a struct from a JSON array too (fields by position): only an object is a request.
@@ -183,7 +201,7 @@ async fn read_object<T: RouteRequest>(
             "the body must be a JSON object".into(),
         ));
     }
-    T::parse(&body)
+    Ok(body)
 }
 
 fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {

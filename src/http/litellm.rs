@@ -31,22 +31,27 @@ use crate::screens::caller::Caller;
 use actix_web::{HttpRequest, HttpResponse};
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
+use std::borrow::Cow;
 use utoipa::ToSchema;
 
 /// The body LiteLLM sends (every field present, unset ones `null`). Unknown fields are ignored:
 /// LiteLLM adds some from release to release.
+// Its strings are borrowed from the body (copied only when they hold escapes): of most of them
+// a request keeps nothing.
 #[derive(Debug, Deserialize, ToSchema)]
 #[schema(as = LiteLlmRequest)]
-pub struct RawLiteLlm {
+pub struct RawLiteLlm<'a> {
     /// `request` (before the model: the question) or `response` (after it: the answer).
-    #[serde(default)]
+    #[serde(default, borrow)]
     #[schema(value_type = InputType, required = true)]
-    input_type: Option<String>,
+    input_type: Option<Cow<'a, str>>,
     /// Request: every text of every message, in order. Response: the answer's texts, one per
     /// choice (or per text part).
-    #[serde(default)]
-    texts: Option<Vec<String>>,
+    #[serde(default, borrow)]
+    #[schema(value_type = Option<Vec<String>>)]
+    texts: Option<Vec<Cow<'a, str>>>,
     /// Request: the messages, with their roles (where the last user message is found).
     #[serde(default)]
     #[schema(value_type = Option<Vec<ChatMessage>>)]
@@ -69,20 +74,24 @@ pub struct RawLiteLlm {
     #[schema(value_type = Option<Vec<Object>>)]
     tools: Option<IgnoredAny>,
     /// LiteLLM's key metadata: `user_api_key_end_user_id` is the client's `user` field.
-    #[serde(default)]
-    request_data: Option<RequestData>,
+    #[serde(default, borrow)]
+    #[schema(value_type = Option<RequestData>)]
+    request_data: Option<RequestData<'a>>,
     /// The client's headers as LiteLLM forwards them (`[present]` for a value it keeps back).
     #[serde(default)]
     #[schema(value_type = Option<HashMap<String, String>>)]
     request_headers: Option<ForwardedHeaders>,
     /// The same on both sides of one call: the gate's turn.
-    #[serde(default)]
-    litellm_call_id: Option<String>,
-    #[serde(default)]
-    litellm_trace_id: Option<String>,
+    #[serde(default, borrow)]
+    #[schema(value_type = Option<String>)]
+    litellm_call_id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    #[schema(value_type = Option<String>)]
+    litellm_trace_id: Option<Cow<'a, str>>,
     /// The guardrail's `additional_provider_specific_params` from LiteLLM's config.
-    #[serde(default)]
-    additional_provider_specific_params: Option<ProviderParams>,
+    #[serde(default, borrow)]
+    #[schema(value_type = Option<ProviderParams>)]
+    additional_provider_specific_params: Option<ProviderParams<'a>>,
     // In the description; read past, never used.
     #[allow(dead_code)]
     #[serde(default)]
@@ -105,19 +114,21 @@ pub enum InputType {
 
 /// What guard reads of LiteLLM's key metadata (the other keys are ignored).
 #[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct RequestData {
+pub struct RequestData<'a> {
     /// The OpenAI `user` field of the client's request: the customer.
-    #[serde(default)]
+    // Any JSON value, read only for a call to gate.
+    #[serde(default, borrow)]
     #[schema(value_type = Option<String>)]
-    user_api_key_end_user_id: Option<Value>,
+    user_api_key_end_user_id: Option<&'a RawValue>,
 }
 
 /// What guard reads of the guardrail's `additional_provider_specific_params`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct ProviderParams {
+pub struct ProviderParams<'a> {
     /// The product to screen for.
-    #[serde(default)]
-    product: Option<String>,
+    #[serde(default, borrow)]
+    #[schema(value_type = Option<String>)]
+    product: Option<Cow<'a, str>>,
 }
 
 /// LiteLLM's `request_headers`, of which guard keeps `x-guard-conversation` (any case) and reads
@@ -205,8 +216,9 @@ pub struct LiteLlmCall {
     caller: Option<Caller>,
 }
 
-/// What the gate's conversation and turn are made from, as sent.
-#[derive(Debug)]
+/// What the gate's conversation and turn are made from, as sent (kept on the response side
+/// only: the request side gates nothing).
+#[derive(Debug, Default)]
 struct Ids {
     call: Option<String>,
     trace: Option<String>,
@@ -216,24 +228,25 @@ struct Ids {
 
 impl RouteRequest for LiteLlmCall {
     const SOURCE: Source = Source::Body;
-    type Raw = RawLiteLlm;
+    type Raw<'a> = RawLiteLlm<'a>;
 
-    fn product(raw: &RawLiteLlm) -> Result<String, ApiError> {
+    fn product(raw: &RawLiteLlm<'_>) -> Result<String, ApiError> {
         let named = raw
             .additional_provider_specific_params
             .as_ref()
-            .and_then(|p| p.product.clone());
+            .and_then(|p| p.product.as_deref())
+            .map(str::to_string);
         named_product(
             &named,
             "`additional_provider_specific_params.product` (or an `x-guard-product` header) is required",
         )
     }
 
-    fn product_of(raw: &RawLiteLlm, req: &HttpRequest) -> Result<String, ApiError> {
+    fn product_of(raw: &RawLiteLlm<'_>, req: &HttpRequest) -> Result<String, ApiError> {
         Self::product(raw).or_else(|e| product_from_request(req).ok_or(e))
     }
 
-    fn check(raw: RawLiteLlm) -> Result<Self, ApiError> {
+    fn check(raw: RawLiteLlm<'_>) -> Result<Self, ApiError> {
         let side = match raw.input_type.as_deref().map(str::trim) {
             Some(t) if t.eq_ignore_ascii_case("request") => InputType::Request,
             Some(t) if t.eq_ignore_ascii_case("response") => InputType::Response,
@@ -241,19 +254,32 @@ impl RouteRequest for LiteLlmCall {
         };
         let headers = raw.request_headers.unwrap_or_default();
         let caller = caller_of_header(headers.caller.as_deref())?;
-        Ok(LiteLlmCall {
-            side,
-            texts: raw.texts.unwrap_or_default(),
-            messages: raw.structured_messages,
-            tool_calls: raw.tool_calls.unwrap_or_default(),
-            ids: Ids {
-                call: raw.litellm_call_id,
-                trace: raw.litellm_trace_id,
+        let texts = raw.texts.unwrap_or_default();
+        let texts = match side {
+            // The request side reads a text only without messages, and then only the last.
+            InputType::Request if raw.structured_messages.is_some() => Vec::new(),
+            InputType::Request => texts.last().map(|t| t.to_string()).into_iter().collect(),
+            InputType::Response => texts.into_iter().map(Cow::into_owned).collect(),
+        };
+        let ids = match side {
+            InputType::Request => Ids::default(),
+            InputType::Response => Ids {
+                call: raw.litellm_call_id.map(Cow::into_owned),
+                trace: raw.litellm_trace_id.map(Cow::into_owned),
                 forwarded: headers.conversation,
                 end_user: raw
                     .request_data
-                    .and_then(|d| label(d.user_api_key_end_user_id.as_ref())),
+                    .and_then(|d| d.user_api_key_end_user_id)
+                    .and_then(|v| serde_json::from_str::<Value>(v.get()).ok())
+                    .and_then(|v| label(Some(&v))),
             },
+        };
+        Ok(LiteLlmCall {
+            side,
+            texts,
+            messages: raw.structured_messages,
+            tool_calls: raw.tool_calls.unwrap_or_default(),
+            ids,
             caller,
         })
     }

@@ -41,8 +41,12 @@ pub use state::AppState;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
 use actix_web::{web, App};
 use error::ApiError;
+use futures_util::future::LocalBoxFuture;
+use std::rc::Rc;
+use std::task::{Context, Poll};
 
 /// What an app serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,38 +72,120 @@ pub fn create_app(
 > {
     let api = surface == Surface::Api;
     let ops = surface == Surface::Ops || state.ops_on_main;
+    let mut table = Vec::new();
+    if api {
+        api_routes(&mut table);
+    }
+    if ops {
+        ops_routes(&mut table);
+    }
+    let paths: Rc<[&'static str]> = table.iter().map(|entry| entry.path).collect();
     App::new()
         .app_data(state)
-        .configure(|cfg| {
-            if api {
-                api_routes(cfg);
-            }
-            if ops {
-                ops_routes(cfg);
-            }
+        .default_service(Dispatch {
+            table,
+            fallback: web::to(ops::fallback),
         })
-        .default_service(web::to(ops::fallback))
         // Every error response of every route: counted by route and code, and the connection
         // closed after it (the request's body may be unread: a client must not hold it open).
-        .wrap_fn(|req, srv| {
+        .wrap_fn(move |req, srv| {
             let call = srv.call(req);
+            let paths = Rc::clone(&paths);
             async move {
                 let mut res = call.await?;
-                end_on_error(&mut res);
+                end_on_error(&mut res, &paths);
                 Ok(res)
             }
         })
 }
 
+/// One line of a route table: the method, the path and its handler.
+struct Entry {
+    method: Method,
+    path: &'static str,
+    route: actix_web::Route,
+}
+
+/// The method a table names (in lower case, as the fallback reads it too).
+fn method(name: &str) -> Method {
+    match name {
+        "get" => Method::GET,
+        _ => Method::POST,
+    }
+}
+
+type RouteService = <actix_web::Route as ServiceFactory<ServiceRequest>>::Service;
+
+/// The app's one service: a request goes to the handler of its exact path and method, found
+/// in one pass over the table, else to the fallback (404, or 405 for a known path). actix's
+/// own router tried each route's pattern in turn, at some 150 instructions a route, so a
+/// route low in the table (the gateways') paid a thousand and more per request for it.
+struct Dispatch {
+    table: Vec<Entry>,
+    fallback: actix_web::Route,
+}
+
+impl ServiceFactory<ServiceRequest> for Dispatch {
+    type Response = ServiceResponse;
+    type Error = actix_web::Error;
+    type Config = ();
+    type Service = Dispatcher;
+    type InitError = ();
+    type Future = LocalBoxFuture<'static, Result<Dispatcher, ()>>;
+
+    fn new_service(&self, _: ()) -> Self::Future {
+        let routes: Vec<_> = self
+            .table
+            .iter()
+            .map(|e| (e.method.clone(), e.path, e.route.new_service(())))
+            .collect();
+        let fallback = self.fallback.new_service(());
+        Box::pin(async move {
+            let mut table = Vec::with_capacity(routes.len());
+            for (method, path, service) in routes {
+                table.push((method, path, service.await?));
+            }
+            let fallback = fallback.await?;
+            Ok(Dispatcher { table, fallback })
+        })
+    }
+}
+
+struct Dispatcher {
+    table: Vec<(Method, &'static str, RouteService)>,
+    fallback: RouteService,
+}
+
+impl Service<ServiceRequest> for Dispatcher {
+    type Response = ServiceResponse;
+    type Error = actix_web::Error;
+    type Future = <RouteService as Service<ServiceRequest>>::Future;
+
+    fn poll_ready(&self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&self, req: ServiceRequest) -> Self::Future {
+        // The path as actix's router read it (percent-decoded where that is unambiguous).
+        let path = req.match_info().unprocessed();
+        let service = self
+            .table
+            .iter()
+            .find(|(m, p, _)| *p == path && req.method() == m)
+            .map_or(&self.fallback, |(_, _, service)| service);
+        service.call(req)
+    }
+}
+
 /// Count an error response, whichever route or layer answered it, and close its connection
-/// after it: the route is the pattern of the route table that matched (a closed set), `other`
-/// for none; the code is the `ApiError`'s. Every route's errors pass here (the app wraps every
+/// after it: the route is the path of the app's route table that the request's path is (a
+/// closed set, whatever the method), `other` for none; the code is the `ApiError`'s. Every route's errors pass here (the app wraps every
 /// route in it), so none can forget to.
 ///
 /// An error can come before the body was read (a stream's unknown product, a full budget, a
 /// body over the limit); kept alive, such a connection would wait for the rest of a body its
 /// client need never send, so it is closed instead.
-pub fn end_on_error<B>(res: &mut ServiceResponse<B>) {
+pub fn end_on_error<B>(res: &mut ServiceResponse<B>, paths: &[&'static str]) {
     if res.response().error().is_some() {
         let head = res.response_mut().head_mut();
         head.set_connection_type(actix_web::http::ConnectionType::Close);
@@ -114,8 +200,9 @@ pub fn end_on_error<B>(res: &mut ServiceResponse<B>) {
     };
     let req = res.request();
     if let Some(state) = req.app_data::<web::Data<AppState>>() {
-        let route = req.match_pattern();
-        let route = route.as_deref().unwrap_or("other");
+        let path = req.match_info().unprocessed();
+        let route = paths.iter().find(|p| **p == path).copied();
+        let route = route.unwrap_or("other");
         state.http.record_http_error(route, code);
     }
 }
@@ -129,8 +216,12 @@ macro_rules! route_table {
         $(#[$doc])*
         pub const $table: &[(&str, &str)] = &[$( (stringify!($method), $path) ),+];
 
-        fn $register(cfg: &mut web::ServiceConfig) {
-            $( cfg.route($path, web::$method().to($($handler)::+)); )+
+        fn $register(table: &mut Vec<Entry>) {
+            $( table.push(Entry {
+                method: method(stringify!($method)),
+                path: $path,
+                route: web::to($($handler)::+),
+            }); )+
         }
 
         #[derive(utoipa::OpenApi)]

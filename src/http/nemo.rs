@@ -85,7 +85,7 @@ pub struct NemoCheck {
 
 impl RouteRequest for NemoCheck {
     const SOURCE: Source = Source::Body;
-    type Raw = RawNemoCheck;
+    type Raw<'a> = RawNemoCheck;
 
     fn product(raw: &RawNemoCheck) -> Result<String, ApiError> {
         let named = named_config(raw)?;

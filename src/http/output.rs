@@ -117,7 +117,7 @@ pub struct OutputRequest {
 
 impl RouteRequest for OutputRequest {
     const SOURCE: Source = Source::Body;
-    type Raw = RawOutputRequest;
+    type Raw<'a> = RawOutputRequest;
 
     fn product(raw: &RawOutputRequest) -> Result<String, ApiError> {
         named_product(&raw.product, "`product` is required")
@@ -302,7 +302,7 @@ pub struct StreamRequest {
 impl RouteRequest for StreamRequest {
     const SOURCE: Source = Source::Query;
     const BUDGET: Budget = Budget::Stream;
-    type Raw = StreamQuery;
+    type Raw<'a> = StreamQuery;
 
     fn product(raw: &StreamQuery) -> Result<String, ApiError> {
         named_product(&raw.product, "`product` (query) is required")

@@ -56,7 +56,7 @@ pub struct ToolResultItem {
 
 impl RouteRequest for ResultsRequest {
     const SOURCE: Source = Source::Body;
-    type Raw = RawToolResults;
+    type Raw<'a> = RawToolResults;
 
     fn parse(body: &[u8]) -> Result<RawToolResults, ApiError> {
         let v = wire::parse_strict(body).map_err(|e| match e {

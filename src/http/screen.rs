@@ -49,7 +49,7 @@ pub struct TextRequest {
 
 impl RouteRequest for TextRequest {
     const SOURCE: Source = Source::Body;
-    type Raw = RawTextRequest;
+    type Raw<'a> = RawTextRequest;
 
     fn product(raw: &RawTextRequest) -> Result<String, ApiError> {
         named_product(&raw.product, "`product` is required")

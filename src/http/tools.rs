@@ -76,7 +76,7 @@ pub struct ToolFunction {
 
 impl RouteRequest for Round {
     const SOURCE: Source = Source::Body;
-    type Raw = RawToolCalls;
+    type Raw<'a> = RawToolCalls;
 
     /// The duplicate-detecting parse: which of two equal keys an executor reads is not the
     /// gate's to guess.

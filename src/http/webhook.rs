@@ -97,7 +97,7 @@ pub struct Answer {
 
 impl RouteRequest for Prompt {
     const SOURCE: Source = Source::Body;
-    type Raw = RawPrompt;
+    type Raw<'a> = RawPrompt;
 
     fn product(_raw: &RawPrompt) -> Result<String, ApiError> {
         named_product(&None, NO_PRODUCT)
@@ -119,7 +119,7 @@ impl RouteRequest for Prompt {
 
 impl RouteRequest for Answer {
     const SOURCE: Source = Source::Body;
-    type Raw = RawResponse;
+    type Raw<'a> = RawResponse;
 
     fn product(_raw: &RawResponse) -> Result<String, ApiError> {
         named_product(&None, NO_PRODUCT)
