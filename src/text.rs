@@ -250,8 +250,8 @@ fn is_leet(b: u8) -> bool {
 }
 
 /// The skeleton's reading of digits and symbols as letters ([`skeleton`]), for the callers
-/// that still read leetspeak on the folded copy.
-fn leet_letter(c: char) -> char {
+/// that still read leetspeak on the folded copy, and the question's leetspeak decoding.
+pub(crate) fn leet_letter(c: char) -> char {
     skeleton::digit_letter(c)
         .or_else(|| skeleton::symbol_letter(c).filter(|_| matches!(c, '@' | '$')))
         .unwrap_or(c)

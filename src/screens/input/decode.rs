@@ -735,20 +735,8 @@ const MIN_SPACED_JOINS: usize = 6;
 /// The text with digits and symbols inside words read as letters (`h0w` → `how`, `m4k3` →
 /// `make`, a lone `1` → `i`). `None` when no word changed.
 fn unleeted(text: &str) -> Option<String> {
-    let leet = |c: char| -> Option<char> {
-        Some(match c {
-            '0' => 'o',
-            '1' => 'i',
-            '3' => 'e',
-            '4' => 'a',
-            '5' => 's',
-            '7' => 't',
-            '8' => 'b',
-            '@' => 'a',
-            '$' => 's',
-            _ => return None,
-        })
-    };
+    // The skeleton's own reading of digits and symbols as letters, one table for both.
+    let leet = |c: char| Some(crate::text::leet_letter(c)).filter(|&l| l != c);
     let mut out = String::with_capacity(text.len());
     let mut changed = false;
     let mut rest = text;

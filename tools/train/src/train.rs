@@ -729,23 +729,14 @@ mod tests {
                 .flat_map(|r| [fold_for_matching(&r.text), r.text])
                 .collect()
         };
-        let mut cases = 0;
-        for entry in std::fs::read_dir(&evals)? {
-            let path = entry?.path();
-            let name = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or_default();
-            if !(name.starts_with("policy-") && name.ends_with("-heldout.yaml")) {
-                continue;
-            }
-            let suite: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(&path)?)?;
-            for case in suite["cases"].as_sequence().into_iter().flatten() {
-                let text = case["text"].as_str().unwrap_or_default();
-                cases += 1;
-                assert!(!training.contains(text), "{name}: a training row: {text:?}");
-            }
+        let texts = held_out_suite_texts(&evals)?;
+        for text in &texts {
+            assert!(
+                !training.contains(text),
+                "a held-out suite's row is a training row: {text:?}"
+            );
         }
+        let cases = texts.len();
         assert!(cases >= 500, "{cases} held-out cases");
         Ok(())
     }
