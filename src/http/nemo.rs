@@ -7,7 +7,9 @@
 //!   blocked, content, rail}`.
 //!
 //! Both read an OpenAI chat body with `guardrails: {config_id}`; `config_id` names the product
-//! (`config_ids` may name one; an `x-guard-product` header when the body names none). Which
+//! (`config_ids` may name one; the open-source server's own body puts `config_id` beside
+//! `messages`, which is read the same; an `x-guard-product` header when the body names none;
+//! two different products are refused). Which
 //! screens run follows NeMo: `guardrails.rail_types` when given (`input`, `output`), else the
 //! input rails when there is a user message and the output rails when the last message is the
 //! assistant's. The input rails are the question screen on the last user message, each of its
@@ -51,6 +53,17 @@ pub struct RawNemoCheck {
     messages: Option<Transcript>,
     #[serde(default)]
     guardrails: Option<NemoGuardrails>,
+    /// The product, where the open-source server's own request body puts it (beside
+    /// `messages`); the same as `guardrails.config_id`, and both naming different products is
+    /// refused.
+    #[serde(default)]
+    config_id: Option<String>,
+    /// One product, as the open-source server's body may name it (more is refused).
+    #[serde(default)]
+    config_ids: Option<Vec<String>>,
+    /// The conversation, where the open-source server's body puts it.
+    #[serde(default)]
+    thread_id: Option<String>,
 }
 
 /// NeMo's `guardrails` object.
@@ -116,28 +129,55 @@ impl RouteRequest for NemoCheck {
                 messages.last().is_some_and(|m| m.is("assistant")),
             ),
         };
+        let thread = g.thread_id.as_deref().or(raw.thread_id.as_deref());
         Ok(NemoCheck {
             messages,
             input,
             output,
-            conversation: header_text(g.thread_id.as_deref()),
+            conversation: header_text(thread),
         })
     }
 }
 
-/// The product `guardrails` names, if it names one; more than one is refused.
+/// The product the body names (in `guardrails` or, as the open-source server's body has it,
+/// beside `messages`), if it names one; more than one, or two different ones, is refused.
 fn named_config(raw: &RawNemoCheck) -> Result<Option<String>, ApiError> {
     let g = raw.guardrails.as_ref();
-    let ids = g.and_then(|g| g.config_ids.as_deref()).unwrap_or_default();
+    let inner = one_config(
+        g.and_then(|g| g.config_id.as_ref()),
+        g.and_then(|g| g.config_ids.as_deref()),
+        "guardrails.config_ids",
+    )?;
+    let outer = one_config(
+        raw.config_id.as_ref(),
+        raw.config_ids.as_deref(),
+        "config_ids",
+    )?;
+    match (inner, outer) {
+        (Some(a), Some(b)) if a != b => Err(ApiError::MissingProduct(format!(
+            "one product per check: `guardrails` names `{a}` and the body `{b}`"
+        ))),
+        (a, b) => Ok(a.or(b)),
+    }
+}
+
+/// `config_id`, else the one entry of `config_ids`; more than one entry is refused.
+fn one_config(
+    id: Option<&String>,
+    ids: Option<&[String]>,
+    field: &str,
+) -> Result<Option<String>, ApiError> {
+    let ids = ids.unwrap_or_default();
     if ids.len() > 1 {
-        let message = format!(
-            "one product per check: `guardrails.config_ids` names {}",
-            ids.len()
-        );
+        let message = format!("one product per check: `{field}` names {}", ids.len());
         return Err(ApiError::MissingProduct(message));
     }
-    Ok(g.and_then(|g| g.config_id.clone())
-        .or_else(|| ids.first().cloned()))
+    match (id, ids.first()) {
+        (Some(a), Some(b)) if a != b => Err(ApiError::MissingProduct(format!(
+            "one product per check: `{field}` names `{b}`, `config_id` `{a}`"
+        ))),
+        (a, b) => Ok(a.or(b).cloned()),
+    }
 }
 
 fn missing_product_message(raw: &RawNemoCheck) -> &'static str {

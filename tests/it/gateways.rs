@@ -683,6 +683,37 @@ async fn nemo_open_source_shape_passes_modifies_and_blocks() {
     );
 }
 
+#[actix_web::test]
+async fn nemo_open_source_body_names_the_product_beside_messages() {
+    let app = app_for(shipped_state()).await;
+    // The open-source server's own request body: `config_id` beside `messages`.
+    let body = json!({"config_id": P, "thread_id": "t-1",
+                      "messages": [user("amar card block kore den")]});
+    let (status, a) = post_checked(&app, "/v1/checks", body).await;
+    assert_eq!(
+        (status, a["status"].as_str()),
+        (200, Some("blocked")),
+        "{a}"
+    );
+    assert_eq!(a["rail"], "banglish");
+    // The same product named in both places is one product; two different ones are refused.
+    let same = json!({"config_id": P, "guardrails": {"config_id": P},
+                      "messages": [user("What is the cash out charge?")]});
+    let (status, a) = post_checked(&app, "/v1/checks", same).await;
+    assert_eq!((status, a["status"].as_str()), (200, Some("passed")), "{a}");
+    for two in [
+        json!({"config_id": "bank-operator", "guardrails": {"config_id": P}}),
+        json!({"config_ids": [P], "config_id": "bank-operator"}),
+        json!({"config_ids": [P, "bank-operator"]}),
+    ] {
+        let mut body = two.clone();
+        body["messages"] = json!([user("What is the cash out charge?")]);
+        let (status, a) = post_checked(&app, "/v1/checks", body).await;
+        assert_eq!(status, 422, "{two}: {a}");
+        assert_eq!(a["error"]["code"], "missing_product", "{two}: {a}");
+    }
+}
+
 async fn webhook<S, B>(app: &S, path: &str, product: Option<&str>, body: Value) -> (u16, Value)
 where
     S: actix_web::dev::Service<
