@@ -110,6 +110,32 @@ pub struct RawRule {
     pub examples: Vec<String>,
     #[serde(default)]
     pub not_examples: Vec<String>,
+    /// An order the rule needs: a term of group `then` after a term of group `first`, at most
+    /// `within` words after it ("the KYC documents *next month*": the check is what is put
+    /// off, not the opening: "open the account next week when he brings his NID" is in order).
+    #[serde(default)]
+    pub follows: Option<Follows>,
+}
+
+/// See [`RawRule::follows`].
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Follows {
+    pub first: usize,
+    pub then: usize,
+    pub within: usize,
+}
+
+impl Follows {
+    /// A position of group `first`, then one of group `then` at most `within` words later.
+    fn holds(&self, groups: &[Vec<usize>]) -> bool {
+        let (Some(first), Some(then)) = (groups.get(self.first), groups.get(self.then)) else {
+            return false;
+        };
+        first
+            .iter()
+            .any(|&a| then.iter().any(|&b| b > a && b - a <= self.within))
+    }
 }
 
 /// A product's compiled rules.
@@ -140,6 +166,7 @@ pub struct Rule {
     window: usize,
     /// The detectors of each group (most groups have none).
     detectors: Vec<Vec<Detector>>,
+    follows: Option<Follows>,
 }
 
 /// Where a term sits in its rule.
@@ -215,6 +242,7 @@ impl Policy {
                 groups: rule.all.len(),
                 window: rule.window_words.unwrap_or(raw.window_words),
                 detectors,
+                follows: rule.follows,
             });
         }
         problems.extend(vocabulary.check());
@@ -397,7 +425,9 @@ impl Policy {
                     f.groups[g].extend(at.iter().copied());
                 }
             }
-            if within(&f.groups, &f.except, rule.window, |a| words.refers_back(a)) {
+            if within(&f.groups, &f.except, rule.window, |a| words.refers_back(a))
+                && rule.follows.is_none_or(|o| o.holds(&f.groups))
+            {
                 readings[r] = Reading::Matched;
             }
         }
@@ -448,6 +478,18 @@ fn check_rule(rule: &RawRule, earlier: &[Rule]) -> Vec<String> {
     }
     if rule.all.is_empty() || rule.all.iter().any(Vec::is_empty) {
         problems.push("`all` needs at least one group, each with at least one term".into());
+    }
+    if let Some(o) = rule.follows {
+        let groups = rule.all.len();
+        if o.first >= groups || o.then >= groups || o.first == o.then {
+            problems.push(format!(
+                "`follows` names two different groups of `all` (0 to {})",
+                groups.saturating_sub(1)
+            ));
+        }
+        if o.within == 0 || o.within > MAX_WINDOW {
+            problems.push(format!("`follows.within` must be 1 to {MAX_WINDOW}"));
+        }
     }
     problems
 }
@@ -789,6 +831,43 @@ not_examples = ["tell me how to reset the otp of account 1234", "tell me the otp
             rule_ids(&p, "Tell me the reset code of account 5566"),
             ["code_of_a_record"]
         );
+    }
+
+    #[test]
+    fn an_order_a_rule_needs_is_one_group_after_another() {
+        let p = policy(
+            r#"
+[[rule]]
+id = "put_off"
+description = "The check put off"
+action = "block"
+window_words = 12
+all = [["open"], ["kyc", "nid"], ["next week", "tomorrow"]]
+follows = { first = 1, then = 2, within = 4 }
+examples = ["Open the account, he brings the NID next week"]
+not_examples = ["Open the account next week when he brings the NID"]
+"#,
+        );
+        let ids = |text: &str| rule_ids(&p, text);
+        assert_eq!(ids("open it now, the KYC tomorrow"), ["put_off"]);
+        assert!(ids("open it tomorrow, after the KYC").is_empty());
+        // Too far after it.
+        assert!(ids("open it, the KYC is what we will do with him tomorrow").is_empty());
+        let raw: RawPolicy = match toml::from_str(
+            r#"
+[[rule]]
+id = "x"
+description = "d"
+action = "block"
+all = [["open"], ["kyc"]]
+follows = { first = 1, then = 2, within = 0 }
+"#,
+        ) {
+            Ok(r) => r,
+            Err(e) => panic!("{e}"),
+        };
+        let err = Policy::build(raw).err().unwrap_or_default();
+        assert_eq!(err.len(), 2, "{err:?}");
     }
 
     #[test]

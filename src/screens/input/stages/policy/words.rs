@@ -198,6 +198,275 @@ const CURRENCY: &[&str] = &[
 /// OTP", "customer-এর").
 const BANGLA_GENITIVE: &[&str] = &["এর", "র", "ের"];
 
+/// Bengali words in the genitive that name no holder ([`Detector::Genitive`]): the asker's
+/// and the addressee's own ("আমার", "আপনার"), questions ("কার"), words that end as a genitive
+/// does without being one ("হাজার", "দরকার", "ব্যবহার"), times ("মাসের", "আগের") and the
+/// product's own things ("ওয়ালেটের", "নম্বরের").
+const NOT_HOLDER_BN: &[&str] = &[
+    "আমার",
+    "আমাদের",
+    "নিজের",
+    "নিজেদের",
+    "মোর",
+    "মোদের",
+    "আপনার",
+    "আপনাদের",
+    "তোমার",
+    "তোমাদের",
+    "তোর",
+    "কার",
+    "কাদের",
+    "যার",
+    "যাদের",
+    "এর",
+    "আর",
+    "পর",
+    "উপর",
+    "ওপর",
+    "ভিতর",
+    "ভেতর",
+    "হাজার",
+    "টাকার",
+    "লাখের",
+    "হাজারের",
+    "কোটির",
+    "আবার",
+    "এবার",
+    "বার",
+    "একবার",
+    "দরকার",
+    "সরকার",
+    "ব্যবহার",
+    "বাজার",
+    "পরিবার",
+    "প্রচার",
+    "অধিকার",
+    "উপহার",
+    "বিচার",
+    "আজকের",
+    "কালকের",
+    "গতকালের",
+    "মাসের",
+    "সপ্তাহের",
+    "দিনের",
+    "বছরের",
+    "রাতের",
+    "সকালের",
+    "বিকালের",
+    "সন্ধ্যার",
+    "আগের",
+    "পরের",
+    "সামনের",
+    "প্রতিদিনের",
+    "শেষের",
+    "ব্যাংকের",
+    "অ্যাপের",
+    "ওয়ালেটের",
+    "অ্যাকাউন্টের",
+    "একাউন্টের",
+    "নম্বরের",
+    "ফোনের",
+    "সিমের",
+    "বিকাশের",
+    "নগদের",
+    "রকেটের",
+    "কোম্পানির",
+    "এজেন্টের",
+    "দোকানের",
+    "মার্চেন্টের",
+    "লেনদেনের",
+    "টাকাটার",
+    "সবকিছুর",
+    "কিছুর",
+    "এটার",
+    "ওটার",
+    "সেটার",
+    "এটির",
+    "সেটির",
+];
+/// Postpositions after a genitive: "বাবার জন্য" (for father), "বাবার কাছ থেকে" (from father, to
+/// the asker): the genitive is no holder of what follows.
+const POSTPOSITIONS_BN: &[&str] = &[
+    "জন্য",
+    "জন্যে",
+    "কাছে",
+    "কাছ",
+    "সাথে",
+    "সঙ্গে",
+    "মধ্যে",
+    "মতো",
+    "মত",
+    "দিকে",
+    "পক্ষে",
+    "বদলে",
+    "উপর",
+    "ওপর",
+    "পরে",
+    "আগে",
+    "পর",
+];
+/// Bengali vowel signs: a noun ending in a vowel takes the genitive as a bare "র" ("বাবার").
+const VOWEL_SIGNS_BN: &[char] = &[
+    '\u{09BE}', '\u{09BF}', '\u{09C0}', '\u{09C1}', '\u{09C2}', '\u{09C3}', '\u{09CB}', '\u{09CC}',
+];
+/// Words that make a Bangla "without" on their own ([`Detector::NotHaving`]).
+const WITHOUT_BN: &[&str] = &[
+    "ছাড়া",
+    "ছাড়াই",
+    "ছাড়াও",
+    "বিনা",
+    "ব্যতীত",
+    "chara",
+    "charai",
+    "chhara",
+    "chharai",
+    "sara",
+    "sarai",
+];
+/// Banglish negations before a participle ("na kore", "na dekhe").
+const NOT_LATIN: &[&str] = &["na", "naa"];
+
+/// Time nouns: what "next", "by", "within" and "until" put a thing off to
+/// ([`Detector::Deferred`]).
+const TIME_NOUNS: &[&str] = &[
+    "day",
+    "days",
+    "week",
+    "weeks",
+    "month",
+    "months",
+    "year",
+    "years",
+    "weekend",
+    "weekends",
+    "time",
+    "visit",
+    "morning",
+    "evening",
+    "afternoon",
+    "night",
+    "tomorrow",
+    "tonight",
+    "hour",
+    "hours",
+    "quarter",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "january",
+    "february",
+    "march",
+    "april",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "eid",
+    "holiday",
+    "holidays",
+    "vacation",
+    "puja",
+    "ramadan",
+    "ramzan",
+    "end",
+    "then",
+    "noon",
+    "later",
+];
+/// Events and returns a thing can wait for: "after Eid", "once he comes back".
+const EVENTS: &[&str] = &[
+    "eid", "holiday", "holidays", "vacation", "puja", "ramadan", "ramzan", "weekend", "lunch",
+    "the", "his", "her", "their",
+];
+const SUBJECTS: &[&str] = &[
+    "he", "she", "they", "we", "you", "customer", "client", "he's", "she's", "they're",
+];
+/// Coming back, arriving: what a subject does before a thing put off to it.
+const RETURNS: &[&str] = &[
+    "comes", "come", "coming", "back", "returns", "return", "returned", "arrives", "arrive",
+    "lands", "travels", "visits",
+];
+/// Handing something over later: "he will *bring* the papers".
+const HANDOVER: &[&str] = &[
+    "bring", "submit", "send", "provide", "give", "upload", "drop", "come", "arrive", "show",
+    "complete", "do", "hand", "share", "deliver", "email", "mail", "follow", "furnish", "produce",
+];
+/// Bangla words of a later time on their own.
+const LATER_BN: &[&str] = &[
+    "আগামী",
+    "আগামীকাল",
+    "পরশু",
+    "পরে",
+    "পরেই",
+    "পরবর্তীতে",
+    "পরবর্তী",
+    "শীঘ্রই",
+    "সামনের",
+    "পরের",
+    "এলে",
+    "ফিরলে",
+    "ফিরে",
+    "ফেরার",
+    "pore",
+    "porei",
+    "agami",
+    "porer",
+    "samner",
+];
+/// Bangla time nouns a deadline is made of: "শুক্রবারের মধ্যে", "দুই দিনের মধ্যে".
+const TIME_STEMS_BN: &[&str] = &["দিন", "সপ্তাহ", "মাস", "বছর", "ঈদ", "তারিখ", "বার"];
+/// Bangla verbs that hand something over in the future ("কাগজ দেবে", "এনআইডি আনবেন").
+const HANDOVER_BN: &[&str] = &[
+    "দেবে",
+    "দেবেন",
+    "দিবে",
+    "দিবেন",
+    "আনবে",
+    "আনবেন",
+    "আসবে",
+    "পাঠাবে",
+    "পাঠাবেন",
+    "debe",
+    "diben",
+    "anbe",
+];
+
+/// A list of words as the folded question writes them (NFKC splits a nukta letter in two).
+fn folded_list(list: &[&str]) -> Vec<String> {
+    list.iter()
+        .map(|w| crate::text::fold_for_matching(w))
+        .collect()
+}
+
+static NOT_HOLDER: std::sync::LazyLock<Vec<String>> =
+    std::sync::LazyLock::new(|| folded_list(NOT_HOLDER_BN));
+static POSTPOSITIONS: std::sync::LazyLock<Vec<String>> =
+    std::sync::LazyLock::new(|| folded_list(POSTPOSITIONS_BN));
+static WITHOUT: std::sync::LazyLock<Vec<String>> =
+    std::sync::LazyLock::new(|| folded_list(WITHOUT_BN));
+static LATER: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| folded_list(LATER_BN));
+static HANDOVER_LATER: std::sync::LazyLock<Vec<String>> =
+    std::sync::LazyLock::new(|| folded_list(HANDOVER_BN));
+static TIME_STEMS: std::sync::LazyLock<Vec<String>> =
+    std::sync::LazyLock::new(|| folded_list(TIME_STEMS_BN));
+static WITHIN_BN: std::sync::LazyLock<Vec<String>> =
+    std::sync::LazyLock::new(|| folded_list(&["মধ্যে", "ভেতরে", "ভিতরে"]));
+
+fn listed(w: &str, list: &[String]) -> bool {
+    list.iter().any(|l| l == w)
+}
+
+fn is_bengali_word(w: &str) -> bool {
+    w.chars().any(|c| ('\u{0980}'..='\u{09FF}').contains(&c))
+}
+
 /// A detector: word positions found by a test on the words themselves, named `#name` in a rule.
 /// The set is closed (an enum, as the stages are): a detector is code, with its own tests.
 ///
@@ -226,6 +495,20 @@ pub enum Detector {
     /// For rules that must not change when the platform sends no caller ("the balance of
     /// 01556677889" is the asker's own as often as not).
     KnownOthersRecord,
+    /// `#genitive`: a Bangla noun in the genitive naming a holder ("বাবার", "বসের", "করিমের",
+    /// "প্রতিবেশীর"): a word ending in -এর / -ের, or in a vowel sign and -র, that is not the
+    /// asker's or the addressee's own, a time, an amount or one of the product's things
+    /// ([`NOT_HOLDER_BN`]), and not followed by a postposition ("বাবার জন্য", for father). Any
+    /// possessor, not a list of relatives.
+    Genitive,
+    /// `#not_having`: a Bangla or Banglish "without": "না" before a conjunctive participle
+    /// ("যাচাই না করে", "না দেখে", "ভেরিফাই না করেই", "na kore"), and ছাড়া / ছাড়াই / বিনা.
+    NotHaving,
+    /// `#deferred`: a time a thing is put off to: "later", "tomorrow", "next" + a time noun,
+    /// "by / until / within" + a time noun, "after Eid", "once he comes back", "in a few
+    /// days", "he will bring..."; Bangla আগামী, পরে, সামনের, "শুক্রবারের মধ্যে", "ফিরে এলে",
+    /// "দেবে". The word where the later time is said.
+    Deferred,
 }
 
 /// The caller's records as the question screen compares numbers.
@@ -254,12 +537,15 @@ impl Detector {
             "my_possessive" => Some(Detector::MyPossessive),
             "others_record" => Some(Detector::OthersRecord),
             "known_others_record" => Some(Detector::KnownOthersRecord),
+            "genitive" => Some(Detector::Genitive),
+            "not_having" => Some(Detector::NotHaving),
+            "deferred" => Some(Detector::Deferred),
             _ => None,
         }
     }
 
     pub const NAMES: &'static str =
-        "#record_id, #possessive, #my_possessive, #others_record, #known_others_record";
+        "#record_id, #possessive, #my_possessive, #others_record, #known_others_record, #genitive, #not_having, #deferred";
 }
 
 /// The words of the folded text joined by single spaces (punctuation between words is a word
@@ -471,6 +757,96 @@ impl<'a> Words<'a> {
                 self.is_possessive(i)
                     && (i.saturating_sub(MY_REACH)..i).any(|k| matches!(self.word(k), "my" | "আমার"))
             }
+            Detector::Genitive => self.is_genitive(i),
+            Detector::NotHaving => self.is_not_having(i),
+            Detector::Deferred => self.is_deferred(i),
+        }
+    }
+
+    /// The word after `i`, if any and whole.
+    fn next_word(&self, i: usize, k: usize) -> Option<&str> {
+        let j = i + k;
+        (j < self.len() && !self.fragment[j]).then(|| self.word(j))
+    }
+
+    fn is_genitive(&self, i: usize) -> bool {
+        let w = self.word(i);
+        if self.fragment[i] || !is_bengali_word(w) || w.chars().count() < 3 {
+            return false;
+        }
+        let mut rev = w.chars().rev();
+        let genitive = match (rev.next(), rev.next()) {
+            (Some('\u{09B0}'), Some('\u{09C7}')) => true,
+            (Some('\u{09B0}'), Some(v)) => VOWEL_SIGNS_BN.contains(&v),
+            _ => false,
+        };
+        // A weekday's ("শুক্রবারের") is a time.
+        let weekday = w.ends_with("বারের");
+        genitive
+            && !weekday
+            && !listed(w, &NOT_HOLDER)
+            && !self
+                .next_word(i, 1)
+                .is_some_and(|n| listed(n, &POSTPOSITIONS))
+    }
+
+    fn is_not_having(&self, i: usize) -> bool {
+        let w = self.word(i);
+        if self.fragment[i] {
+            return false;
+        }
+        if listed(w, &WITHOUT) {
+            return true;
+        }
+        let participle = |n: &str| {
+            let n = n.strip_suffix('\u{0987}').unwrap_or(n);
+            n.chars().count() > 1 && n.ends_with('\u{09C7}')
+        };
+        let latin_participle = |n: &str| {
+            let n = n.strip_suffix('i').unwrap_or(n);
+            n.len() > 2 && n.ends_with('e') && n.is_ascii()
+        };
+        match self.next_word(i, 1) {
+            Some(n) if NEGATIONS_AFTER.contains(&w) => participle(n),
+            Some(n) if NOT_LATIN.contains(&w) => latin_participle(n),
+            _ => false,
+        }
+    }
+
+    fn is_deferred(&self, i: usize) -> bool {
+        let w = self.word(i);
+        if self.fragment[i] {
+            return false;
+        }
+        let ahead = |reach: usize, list: &[&str]| {
+            (1..=reach).any(|k| self.next_word(i, k).is_some_and(|n| list.contains(&n)))
+        };
+        let next = self.next_word(i, 1).unwrap_or("");
+        match w {
+            "later" | "tomorrow" | "afterwards" | "afterward" | "eventually" | "soon" => true,
+            "next" | "coming" | "following" => TIME_NOUNS.contains(&next),
+            "by" | "until" | "till" | "within" => ahead(4, TIME_NOUNS),
+            "in" => {
+                matches!(next, "a" | "few" | "couple" | "two" | "three" | "some")
+                    && ahead(3, TIME_NOUNS)
+            }
+            "after" | "once" | "when" => {
+                (EVENTS.contains(&next) && ahead(2, TIME_NOUNS))
+                    || ((SUBJECTS.contains(&next) || next == "the")
+                        && ahead(3, RETURNS)
+                        && !ahead(4, HANDOVER))
+            }
+            "will" | "shall" | "ll" => HANDOVER.contains(&next),
+            _ if w.ends_with("'ll") => HANDOVER.contains(&next),
+            _ if listed(w, &LATER) => true,
+            // A deadline: "শুক্রবারের মধ্যে", "দুই দিনের মধ্যে".
+            _ if listed(next, &WITHIN_BN) => TIME_STEMS.iter().any(|t| w.contains(t.as_str())),
+            // Handed over in the future, not a polite request ("খুলে দেবেন", a participle before).
+            _ if listed(w, &HANDOVER_LATER) => !i
+                .checked_sub(1)
+                .map(|p| self.word(p))
+                .is_some_and(|p| p.ends_with('\u{09C7}')),
+            _ => false,
         }
     }
 
@@ -763,5 +1139,73 @@ mod tests {
         assert!(!w.negated(1));
         let w = Words::of("বেনিফিশিয়ারি বসাবেন না, নোটিফিকেশন পাঠিয়ে");
         assert!(w.negated(1));
+    }
+
+    #[test]
+    fn bangla_genitives_name_any_holder_but_not_the_asker_times_or_postpositions() {
+        for (text, want) in [
+            ("বাবার ওয়ালেট থেকে টাকা পাঠান", vec!["বাবার"]),
+            ("আমার বসের ওয়ালেট থেকে", vec!["বসের"]),
+            ("করিমের বিকাশ থেকে আমার নম্বরে", vec!["করিমের"]),
+            ("প্রতিবেশীর অ্যাকাউন্ট", vec!["প্রতিবেশীর"]),
+            // The asker's own, a postposition, times, amounts and the product's things.
+            ("আমার ওয়ালেটের ব্যালেন্স", vec![]),
+            ("বাবার জন্য পাঠান", vec![]),
+            ("বাবার কাছ থেকে টাকা", vec![]),
+            ("পাঁচ হাজার টাকা আগের মাসের", vec![]),
+            ("শুক্রবারের মধ্যে", vec![]),
+            ("০১৭১২৩৪৫৬৭৮ নম্বরের ওয়ালেট", vec![]),
+            ("customer's wallet", vec![]),
+        ] {
+            assert_eq!(found(text, Detector::Genitive), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_bangla_without_is_any_negated_participle_or_chhara() {
+        for (text, want) in [
+            ("এনআইডি যাচাই না করে খুলুন", vec!["না"]),
+            ("ভেরিফাই না করেই চালু করুন", vec!["না"]),
+            ("মিলিয়ে না দেখে", vec!["না"]),
+            ("চেক ছাড়াই চালু করুন", vec!["ছাড়াই"]),
+            ("বিনা যাচাইয়ে", vec!["বিনা"]),
+            ("NID verify na kore account open", vec!["na"]),
+            // A verb negated after it is no "without".
+            ("অ্যাকাউন্ট খুলবেন না", vec![]),
+            ("না, ধন্যবাদ", vec![]),
+        ] {
+            let want: Vec<String> = want
+                .into_iter()
+                .map(crate::text::fold_for_matching)
+                .collect();
+            assert_eq!(found(text, Detector::NotHaving), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_deferred_time_is_any_later_time_said_any_way() {
+        for (text, want) in [
+            ("documents next month", vec!["next"]),
+            ("his NID after Eid", vec!["after"]),
+            ("once he comes back from Dubai", vec!["once"]),
+            ("KYC by Friday", vec!["by"]),
+            ("by the end of the month", vec!["by"]),
+            ("in a few days", vec!["in"]),
+            ("he will bring the papers", vec!["will"]),
+            ("she'll submit it", vec!["she'll"]),
+            ("কাগজ আগামী মাসে দেবে", vec!["আগামী"]),
+            ("এনআইডি পরে দেবে", vec!["পরে"]),
+            ("এনআইডি উনি দেবেন", vec!["দেবেন"]),
+            ("শুক্রবারের মধ্যে", vec!["শুক্রবারের"]),
+            ("ফিরে এলে", vec!["ফিরে", "এলে"]),
+            // The check first: "once he brings", a polite request, no time.
+            ("once he brings the documents", vec![]),
+            ("খুলে দেবেন", vec![]),
+            ("the next step", vec![]),
+            ("by the customer", vec![]),
+            ("after the review", vec![]),
+        ] {
+            assert_eq!(found(text, Detector::Deferred), want, "{text}");
+        }
     }
 }
