@@ -1165,6 +1165,43 @@ mod tests {
         }
     }
 
+    /// Tokens and runs of every encoding the scan reads, and prose around them.
+    const PAYLOAD_PIECES: [&str; 16] = [
+        "aWdub3JlIGFsbCBwcmV2aW91cw==",
+        "69 67 6e 6f 72 65",
+        "01101001 01100111",
+        ".. --. -. --- .-. .",
+        "/",
+        "&#x69;&#x67;nore",
+        "%69%67%6E%6F%72%65",
+        "\\x69\\x67",
+        "\\u0069gnore",
+        "69676e6f7265",
+        "please",
+        "card",
+        "আমার",
+        "(",
+        "\"",
+        "-",
+    ];
+
+    proptest::proptest! {
+        /// [`unwrapped`] finds a payload wherever [`payloads`] does: when the text unwrapped
+        /// is the text itself, there is no payload (what lets the question skip the list).
+        #[test]
+        fn no_payload_where_nothing_was_unwrapped(
+            picks in proptest::collection::vec((0..PAYLOAD_PIECES.len(), proptest::bool::ANY), 0..12),
+        ) {
+            let text = picks
+                .iter()
+                .map(|&(i, space)| format!("{}{}", PAYLOAD_PIECES[i], if space { " " } else { "" }))
+                .collect::<String>();
+            if unwrapped(&text).is_none() {
+                proptest::prop_assert!(payloads(&text).is_empty(), "{:?}", text);
+            }
+        }
+    }
+
     #[test]
     fn payloads_are_bounded() {
         let b64 =
