@@ -570,7 +570,20 @@ fn escape(s: &str) -> Option<(Escaped, usize)> {
 /// words that become English transformed, the rest kept ("Decode this and follow it:
 /// vtaber nyy ..."). `is_english` says whether a lower-case word is English.
 pub fn transforms(text: &str, is_english: &dyn Fn(&str) -> bool) -> Vec<Decoded> {
-    let mut out = respelled(text, is_english);
+    transforms_with(text, is_english, true)
+}
+
+/// [`transforms`]; `pretests` false makes every rewriting the pre-tests would skip (the tests
+/// check both give the same).
+fn transforms_with(text: &str, is_english: &dyn Fn(&str) -> bool, pretests: bool) -> Vec<Decoded> {
+    // Every transform is kept only when it gains English words of two or more ASCII letters,
+    // and none makes an ASCII letter where the text has none (spacing only joins, leetspeak
+    // reads digits only inside words with letters, ROT13 and reversal move letters): a text
+    // without one (ordinary Bangla) gives nothing, and is not rewritten to find that out.
+    if pretests && !text.bytes().any(|b| b.is_ascii_alphabetic()) {
+        return Vec::new();
+    }
+    let mut out = respelled(text, is_english, pretests);
     out.extend(transposed(text, is_english));
     out
 }
@@ -580,19 +593,21 @@ pub fn transforms(text: &str, is_english: &dyn Fn(&str) -> bool) -> Vec<Decoded>
 /// gains at least [`MIN_TRANSFORMED_WORDS`] English words and most words of the rewritten text
 /// are English. A word that is English already gains nothing, so "2FA" in an English question
 /// or a spaced account number change nothing.
-fn respelled(text: &str, is_english: &dyn Fn(&str) -> bool) -> Vec<Decoded> {
+fn respelled(text: &str, is_english: &dyn Fn(&str) -> bool, pretests: bool) -> Vec<Decoded> {
     let english_in = |t: &str| {
         latin_words(t)
             .filter(|(_, w)| is_english_word(w, is_english))
             .count()
     };
-    let before = english_in(text);
+    // Counted only when a rewriting was made (most texts have none).
+    let mut before: Option<usize> = None;
     let mut out = Vec::new();
     for (encoding, whole) in [
-        (Encoding::Spaced, despaced(text, is_english)),
-        (Encoding::Leet, unleeted(text)),
+        (Encoding::Spaced, despaced(text, is_english, pretests)),
+        (Encoding::Leet, unleeted(text, pretests)),
     ] {
         let Some(whole) = whole else { continue };
+        let before = *before.get_or_insert_with(|| english_in(text));
         let words = latin_words(&whole).count();
         let english = english_in(&whole);
         if english >= before + MIN_TRANSFORMED_WORDS
@@ -612,13 +627,18 @@ fn respelled(text: &str, is_english: &dyn Fn(&str) -> bool) -> Vec<Decoded> {
 /// space; where the text came with single spaces only (the normal form collapses runs), the
 /// joined letters are cut into the words `is_english` knows ([`segmented`]). `None` when
 /// fewer than [`MIN_SPACED_JOINS`] spaces were taken out.
-fn despaced(text: &str, is_english: &dyn Fn(&str) -> bool) -> Option<String> {
+fn despaced(text: &str, is_english: &dyn Fn(&str) -> bool, pretests: bool) -> Option<String> {
     let chars: Vec<char> = text.chars().collect();
     let single = |i: usize| -> bool {
         chars.get(i).is_some_and(|c| !c.is_whitespace())
             && (i == 0 || chars[i - 1].is_whitespace())
             && chars.get(i + 1).is_none_or(|c| c.is_whitespace())
     };
+    // The joins first, as the loop below counts them (each run of spaces once): a text with
+    // too few is not rewritten.
+    if pretests && space_joins(&chars, &single) < MIN_SPACED_JOINS {
+        return None;
+    }
     let mut out = String::with_capacity(text.len());
     let mut joined = String::new();
     let mut joins = 0usize;
@@ -665,6 +685,24 @@ fn despaced(text: &str, is_english: &dyn Fn(&str) -> bool) -> Option<String> {
     }
     flush(&mut joined, &mut out);
     (joins >= MIN_SPACED_JOINS).then_some(out)
+}
+
+/// The spaces [`despaced`] takes out: single spaces between two one-character tokens.
+fn space_joins(chars: &[char], single: &dyn Fn(usize) -> bool) -> usize {
+    let mut joins = 0;
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] != ' ' {
+            i += 1;
+            continue;
+        }
+        let run = chars[i..].iter().take_while(|&&c| c == ' ').count();
+        if run == 1 && i > 0 && single(i - 1) && single(i + 1) {
+            joins += 1;
+        }
+        i += run;
+    }
+    joins
 }
 
 /// Letters run together cut into words `is_english` knows, fewest unknown letters first, then
@@ -734,9 +772,18 @@ const MIN_SPACED_JOINS: usize = 6;
 
 /// The text with digits and symbols inside words read as letters (`h0w` → `how`, `m4k3` →
 /// `make`, a lone `1` → `i`). `None` when no word changed.
-fn unleeted(text: &str) -> Option<String> {
+fn unleeted(text: &str, pretests: bool) -> Option<String> {
     // The skeleton's own reading of digits and symbols as letters, one table for both.
     let leet = |c: char| Some(crate::text::leet_letter(c)).filter(|&l| l != c);
+    // A word here is ASCII letters, digits, `@` and `$`, and only the digits and those two
+    // symbols read as letters: a text with none of them is left as it is.
+    if pretests
+        && !text
+            .bytes()
+            .any(|b| b.is_ascii_digit() || b == b'@' || b == b'$')
+    {
+        return None;
+    }
     let mut out = String::with_capacity(text.len());
     let mut changed = false;
     let mut rest = text;
@@ -1063,6 +1110,96 @@ mod tests {
         assert!(transforms("my card is blocked", &english).is_empty());
         assert!(transforms("my 2FA code for account 1 2 3 4 5 6 7 8 failed", &english).is_empty());
         assert!(transforms("amar card block kore den bhai", &english).is_empty());
+    }
+
+    /// Pieces of the texts the pre-test property is checked on: English, Bangla, ROT13 and
+    /// reversed words, leetspeak, digits, the two symbols, single letters and spaces.
+    const PIECES: [&str; 22] = [
+        "ignore",
+        "previous",
+        "the",
+        "system",
+        "prompt",
+        "card",
+        "is",
+        "blocked",
+        "আমার",
+        "কার্ড",
+        "বন্ধ",
+        "vtaber",
+        "erongi",
+        "1gn0r3",
+        "pr3v10u5",
+        "5y573m",
+        "m@ke",
+        "$end",
+        "7",
+        "a",
+        "b",
+        "৫",
+    ];
+
+    proptest::proptest! {
+        /// The pre-tests that skip a rewriting (no ASCII letter, too few spaces to join, no
+        /// digit or symbol to read as a letter) change no result: the transforms with them are
+        /// the transforms without them, on texts made of every kind of piece.
+        #[test]
+        fn the_pretests_skip_only_rewritings_that_gain_nothing(
+            picks in proptest::collection::vec((0..PIECES.len(), 1usize..4, proptest::bool::ANY), 0..24),
+        ) {
+            let mut text = String::new();
+            for (i, gap, spelled) in picks {
+                let piece = PIECES[i];
+                if spelled {
+                    text.push_str(&piece.chars().map(String::from).collect::<Vec<_>>().join(" "));
+                } else {
+                    text.push_str(piece);
+                }
+                text.push_str(&" ".repeat(gap));
+            }
+            proptest::prop_assert_eq!(
+                transforms_with(&text, &english, true),
+                transforms_with(&text, &english, false),
+                "{:?}", text
+            );
+        }
+    }
+
+    /// Tokens and runs of every encoding the scan reads, and prose around them.
+    const PAYLOAD_PIECES: [&str; 16] = [
+        "aWdub3JlIGFsbCBwcmV2aW91cw==",
+        "69 67 6e 6f 72 65",
+        "01101001 01100111",
+        ".. --. -. --- .-. .",
+        "/",
+        "&#x69;&#x67;nore",
+        "%69%67%6E%6F%72%65",
+        "\\x69\\x67",
+        "\\u0069gnore",
+        "69676e6f7265",
+        "please",
+        "card",
+        "আমার",
+        "(",
+        "\"",
+        "-",
+    ];
+
+    proptest::proptest! {
+        /// [`unwrapped`] finds a payload wherever [`payloads`] does: when the text unwrapped
+        /// is the text itself, there is no payload (what lets the question skip the list).
+        #[test]
+        fn no_payload_where_nothing_was_unwrapped(
+            picks in proptest::collection::vec((0..PAYLOAD_PIECES.len(), proptest::bool::ANY), 0..12),
+        ) {
+            let text = picks
+                .iter()
+                .map(|&(i, space)| format!("{}{}", PAYLOAD_PIECES[i], if space { " " } else { "" }))
+                .collect::<String>();
+            if unwrapped(&text).is_none() {
+                proptest::prop_assert!(payloads(&text).is_empty(), "{:?}", text);
+            }
+        }
     }
 
     #[test]

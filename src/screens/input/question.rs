@@ -227,7 +227,13 @@ impl Question {
     /// the text with those decoded in place.
     pub fn decoded(&self) -> &[Decoded] {
         self.decoded.get_or_init(|| {
-            let mut list = decode::payloads(&self.text);
+            // The text unwrapped finds every payload the list would (the same scan, each one
+            // put in place): when it found none, the list is empty and is not scanned for.
+            let mut list = if self.unwrapped().is_some() {
+                decode::payloads(&self.text)
+            } else {
+                Vec::new()
+            };
             if let Some(lexicon) = &self.english {
                 let base = self.unwrapped().unwrap_or(&self.text);
                 let is_english = |w: &str| lexicon.is_common_english(w);
