@@ -42,7 +42,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// An outer bound on a whole call (waiting for a slot, sending, reading the answer), applied
 /// once around it rather than as reqwest's own timeout, which would not cover the wait for a
 /// slot; each product's `timeout_ms` is the real deadline.
-const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Idle sockets are closed after this.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// A model's answer larger than this is refused as unparsable (a guard verdict is a few
@@ -217,7 +217,19 @@ pub async fn post_json(
     path: &str,
     body: &serde_json::Value,
 ) -> Result<serde_json::Value, BackendError> {
-    match tokio::time::timeout(CALL_TIMEOUT, http.post(target, path, body)).await {
+    post_json_within(CALL_TIMEOUT, http, target, path, body).await
+}
+
+/// [`post_json`] under another outer bound than [`CALL_TIMEOUT`]: the judge's, when its
+/// deadline is longer (`guard eval`'s scripted judge has none, `Duration::MAX`).
+pub async fn post_json_within(
+    bound: Duration,
+    http: &Transport,
+    target: &RemoteTarget,
+    path: &str,
+    body: &serde_json::Value,
+) -> Result<serde_json::Value, BackendError> {
+    match tokio::time::timeout(bound, http.post(target, path, body)).await {
         Ok(answer) => answer,
         Err(_) => Err(BackendError::Timeout),
     }

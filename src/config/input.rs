@@ -6,7 +6,7 @@ use super::overrides::Overrides;
 use super::raw;
 use crate::backends::breaker::Breaker;
 use crate::backends::embedded::EmbeddedBackend;
-use crate::backends::transport::Transport;
+use crate::backends::transport::{Transport, CALL_TIMEOUT};
 use crate::backends::{self, BackendKind, GuardBackend, RemoteTarget, Thresholds};
 use crate::screens::input::cache::CacheSettings;
 use crate::screens::input::stages::guard::{GuardSection, Prefilter};
@@ -345,6 +345,9 @@ impl raw::RawJudge {
                 api_key,
             },
             max_tokens: self.max_tokens,
+            bound: overrides
+                .judge_timeout
+                .map_or(CALL_TIMEOUT, |t| t.max(CALL_TIMEOUT)),
         });
         Some((breaker, client))
     }

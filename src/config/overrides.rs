@@ -22,9 +22,11 @@ pub struct Overrides {
     pub judge_model: Option<String>,
     /// `GUARD_JUDGE_API_KEY`: the overriding judge's bearer token.
     pub judge_api_key: Option<String>,
-    /// The judge's deadline instead of each product's `judge.timeout_ms`. No variable sets it:
-    /// `guard eval` does, for its scripted local judge, whose answers are fixed, so that a busy
-    /// machine cannot turn a slow answer into `judge_unavailable` and change a score.
+    /// The judge's deadline instead of each product's `judge.timeout_ms` (and the outer bound
+    /// of its calls, when longer than the transport's). No variable sets it: `guard eval` sets
+    /// `Duration::MAX` (no deadline) for its scripted local judge, whose answers are fixed, so
+    /// that a busy machine cannot turn a slow answer into `judge_unavailable` and change a
+    /// score: the answer is awaited, not raced against a clock.
     pub judge_timeout: Option<std::time::Duration>,
     /// `GUARD_MODEL_ALLOW_BELOW`: thresholds for the overriding model (else its kind's defaults).
     pub allow_below: Option<f32>,

@@ -88,7 +88,11 @@ fn prepare(
             scripted_judge::start().map_err(|e| format!("cannot start the scripted judge: {e}"))?;
         overrides.judge_url = Some(url);
         overrides.judge_model = Some("scripted-judge".into());
-        overrides.judge_timeout = Some(std::time::Duration::from_secs(30));
+        // No deadline: the cases' scores run on the same threads as the judge's calls, so on a
+        // loaded machine a fixed deadline (it was 30 s) could expire while other cases were
+        // being scored, fail the call, and after five such failures open the judge's breaker
+        // for the cases behind it. The scripted judge always answers; wait for the answer.
+        overrides.judge_timeout = Some(std::time::Duration::MAX);
     }
     let config = config::load(config_dir, &overrides).map_err(|e| e.to_string())?;
     let products: Vec<String> = config.products.keys().cloned().collect();

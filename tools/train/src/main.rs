@@ -28,9 +28,34 @@ struct Args {
     /// Directory holding products/ (for the signatures) and tools/training_extra/.
     #[arg(long, default_value = ".")]
     config_dir: PathBuf,
+    /// Inverse regularisation strength (the shipped model's by default).
+    #[arg(long, default_value_t = train::C)]
+    c: f32,
+    /// The weight of a benign row's clause rows (the shipped model's by default).
+    #[arg(long, default_value_t = train::CLAUSE_WEIGHT)]
+    clause_weight: f32,
+    /// Even out the sources' weights: each row's weight times W^(-alpha), W its source's.
+    #[arg(long, default_value_t = train::SOURCE_BALANCE)]
+    source_balance: f32,
+    /// Added to the fitted bias (a logit): the threshold calibrated on the folds.
+    #[arg(long, default_value_t = train::BIAS_SHIFT, allow_hyphen_values = true)]
+    bias_shift: f32,
 }
 
 fn main() -> anyhow::Result<()> {
     let a = Args::parse();
-    train::run(&a.data, &a.out, a.cv, a.cv_scores.as_deref(), &a.config_dir)
+    let settings = train::Settings {
+        c: a.c,
+        clause_weight: a.clause_weight,
+        source_balance: a.source_balance,
+        bias_shift: a.bias_shift,
+    };
+    train::run(
+        &a.data,
+        &a.out,
+        a.cv,
+        a.cv_scores.as_deref(),
+        &a.config_dir,
+        settings,
+    )
 }

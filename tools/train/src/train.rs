@@ -25,7 +25,77 @@ const STEPS: u32 = 300;
 const LEARNING_RATE: f32 = 0.02;
 /// Inverse regularisation strength (as scikit-learn's `C`): 10–100 trade recall for false
 /// positives along the same curve; 30 sits in the middle.
-const C: f32 = 30.0;
+pub const C: f32 = 30.0;
+/// How far each source's weight is evened out ([`balance_sources`]); 0: rows count alike (the
+/// shipped model). On the 5-fold cross-validation of the training rows, 0.25 with a
+/// [`BIAS_SHIFT`] of 0.084 gave fewer false positives on the borderline benign sets at the same
+/// pooled recall (models/README.md); not shipped yet: its held-out eval figures are still to be
+/// measured.
+pub const SOURCE_BALANCE: f32 = 0.0;
+/// Added to the fitted bias (a logit): a decision threshold calibrated on the cross-validation
+/// folds, built into the model so that the products' `allow_below` keeps its meaning.
+pub const BIAS_SHIFT: f32 = 0.0;
+
+/// The choices of a fit that cross-validation compares (`guard-train --c … --clause-weight …
+/// --source-balance …`); the defaults of those flags build the shipped file.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    pub c: f32,
+    pub clause_weight: f32,
+    pub source_balance: f32,
+    pub bias_shift: f32,
+}
+
+/// The data set a row comes from: a clause row counts with the row it was cut from.
+fn origin(source: &str) -> &str {
+    source.strip_suffix(" clause").unwrap_or(source)
+}
+
+/// Rows of a large source count less: each row's weight is multiplied by W^(-alpha), W its
+/// source's total weight (clause rows with their own source), so at alpha 0 every row counts
+/// alike and at 1 every source weighs the same within its class. Banking77's 3,583 easy rows
+/// otherwise outweigh the few hundred borderline benign rows (WildGuard, JailbreakBench, XSTest
+/// safe) that decide the false positives the held-out figures measure. The fit's class balance
+/// is applied after this.
+pub fn balance_sources(rows: &mut [Row], clause_weight: f32, alpha: f32) {
+    for r in rows.iter_mut() {
+        if r.source.ends_with(" clause") {
+            r.weight = clause_weight;
+        }
+    }
+    if alpha == 0.0 {
+        return;
+    }
+    let class_total = |rows: &[Row], harmful: bool| -> f32 {
+        rows.iter()
+            .filter(|r| r.harmful == harmful)
+            .map(|r| r.weight)
+            .sum()
+    };
+    let before = [class_total(rows, false), class_total(rows, true)];
+    let mut totals: BTreeMap<(String, bool), f32> = BTreeMap::new();
+    for r in rows.iter() {
+        *totals
+            .entry((origin(&r.source).to_string(), r.harmful))
+            .or_default() += r.weight;
+    }
+    for r in rows.iter_mut() {
+        let total = totals
+            .get(&(origin(&r.source).to_string(), r.harmful))
+            .copied()
+            .unwrap_or(1.0)
+            .max(1.0);
+        r.weight *= total.powf(-alpha);
+    }
+    // Each class keeps its total weight, so the regularisation means what it meant.
+    let after = [class_total(rows, false), class_total(rows, true)];
+    for r in rows.iter_mut() {
+        let k = usize::from(r.harmful);
+        if after[k] > 0.0 {
+            r.weight *= before[k] / after[k];
+        }
+    }
+}
 
 /// One labelled training row.
 #[derive(Debug, Clone)]
@@ -400,6 +470,7 @@ pub fn fit(
     weights: &[f32],
     idf: &[f32],
     dims: usize,
+    c: f32,
 ) -> Fitted {
     let n = idf.len();
     let class_weight = |harmful: bool| {
@@ -430,7 +501,7 @@ pub fn fit(
             }
         })
         .collect();
-    let lambda = 1.0 / C;
+    let lambda = 1.0 / c;
     let mut w = vec![0f32; n];
     let mut u = vec![0f32; dims];
     let mut bias = [0f32];
@@ -483,12 +554,14 @@ fn fit_model(
     weights: &[f32],
     log2_buckets: u32,
     vectors: Option<&'static TokenVectors>,
+    settings: Settings,
 ) -> EmbeddedModel {
     let buckets: Vec<&[u32]> = rows.iter().map(|r| r.buckets.as_slice()).collect();
     let idf = idf(&buckets, log2_buckets);
     let dims = vectors.map_or(0, TokenVectors::dims);
-    let f = fit(rows, labels, weights, &idf, dims);
-    EmbeddedModel::from_float(log2_buckets, f.bias, &f.weights, &idf, f.dense, vectors)
+    let f = fit(rows, labels, weights, &idf, dims, settings.c);
+    let bias = f.bias + settings.bias_shift;
+    EmbeddedModel::from_float(log2_buckets, bias, &f.weights, &idf, f.dense, vectors)
 }
 
 /// Every row's features, computed once.
@@ -506,12 +579,13 @@ pub fn train_model(
     rows: &[Row],
     log2_buckets: u32,
     vectors: Option<&'static TokenVectors>,
+    settings: Settings,
 ) -> EmbeddedModel {
     let feats = featurise_all(rows, log2_buckets, vectors);
     let refs: Vec<&TextFeatures> = feats.iter().collect();
     let labels: Vec<bool> = rows.iter().map(|r| r.harmful).collect();
     let weights: Vec<f32> = rows.iter().map(|r| r.weight).collect();
-    fit_model(&refs, &labels, &weights, log2_buckets, vectors)
+    fit_model(&refs, &labels, &weights, log2_buckets, vectors, settings)
 }
 
 pub fn run(
@@ -520,20 +594,23 @@ pub fn run(
     cv: Option<usize>,
     cv_scores: Option<&Path>,
     config_dir: &Path,
+    settings: Settings,
 ) -> anyhow::Result<()> {
-    let rows = load_rows(
+    let mut rows = load_rows(
         data,
         &config_dir.join("tools/training_extra"),
         &config_dir.join("tests/evals"),
     )?;
+    balance_sources(&mut rows, settings.clause_weight, settings.source_balance);
     let pos = rows.iter().filter(|r| r.harmful).count();
+    eprintln!("{settings:?}");
     eprintln!(
         "training on {} rows ({pos} harmful, {} benign)",
         rows.len(),
         rows.len() - pos
     );
     let vectors = token_vectors::builtin()?;
-    let model = train_model(&rows, LOG2_BUCKETS, Some(vectors));
+    let model = train_model(&rows, LOG2_BUCKETS, Some(vectors), settings);
     let bytes = model.to_bytes();
     std::fs::write(out, &bytes).with_context(|| format!("writing {}", out.display()))?;
     eprintln!(
@@ -543,7 +620,7 @@ pub fn run(
         guard::text::sha256_hex(&bytes)
     );
     if let Some(k) = cv {
-        cross_validate(&rows, k.max(2), config_dir, vectors, cv_scores)?;
+        cross_validate(&rows, k.max(2), config_dir, vectors, cv_scores, settings)?;
     }
     Ok(())
 }
@@ -556,6 +633,7 @@ fn cross_validate(
     config_dir: &Path,
     vectors: &'static TokenVectors,
     scores_out: Option<&Path>,
+    settings: Settings,
 ) -> anyhow::Result<()> {
     let config =
         guard::config::load(config_dir, &Default::default()).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -576,7 +654,14 @@ fn cross_validate(
         let refs: Vec<&TextFeatures> = train.iter().map(|&i| &feats[i]).collect();
         let labels: Vec<bool> = train.iter().map(|&i| rows[i].harmful).collect();
         let weights: Vec<f32> = train.iter().map(|&i| rows[i].weight).collect();
-        let model = fit_model(&refs, &labels, &weights, LOG2_BUCKETS, Some(vectors));
+        let model = fit_model(
+            &refs,
+            &labels,
+            &weights,
+            LOG2_BUCKETS,
+            Some(vectors),
+            settings,
+        );
         // Held-out rows are scored exactly as the service screens them: as a `Question`
         // (normal form with paragraphs, hidden text, decoded payloads), signature stage and all.
         for i in (0..rows.len()).filter(|&i| fold[i] == f) {
@@ -637,6 +722,13 @@ fn cross_validate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const SHIPPED: Settings = Settings {
+        c: C,
+        clause_weight: CLAUSE_WEIGHT,
+        source_balance: SOURCE_BALANCE,
+        bias_shift: BIAS_SHIFT,
+    };
 
     fn rows() -> Vec<Row> {
         let harmful = [
@@ -780,6 +872,40 @@ mod tests {
         assert!(rows[2..].iter().all(|r| r.group == rows[0].group));
     }
 
+    /// Balancing keeps each class's total weight, lifts a small source's rows above a large
+    /// one's, and counts a clause row with the source it was cut from.
+    #[test]
+    fn balancing_evens_sources_and_keeps_class_totals() {
+        let row = |source: &str, harmful: bool, weight: f32| Row {
+            text: String::new(),
+            harmful,
+            source: source.into(),
+            group: String::new(),
+            weight,
+        };
+        let mut rows: Vec<Row> = (0..9).map(|_| row("big", false, 1.0)).collect();
+        rows.push(row("big clause", false, 0.3));
+        rows.push(row("small", false, 1.0));
+        rows.extend((0..3).map(|_| row("bad", true, 1.0)));
+        let total = |rows: &[Row], h: bool| -> f32 {
+            rows.iter()
+                .filter(|r| r.harmful == h)
+                .map(|r| r.weight)
+                .sum()
+        };
+        let before = (total(&rows, false), total(&rows, true));
+        let mut flat = rows.clone();
+        balance_sources(&mut flat, 0.3, 0.0);
+        assert!(flat.iter().zip(&rows).all(|(a, b)| a.weight == b.weight));
+        balance_sources(&mut rows, 0.3, 0.5);
+        assert!((total(&rows, false) - before.0).abs() < 1e-4);
+        assert!((total(&rows, true) - before.1).abs() < 1e-4);
+        // big weighs 9.3 in all, small 1: 1/sqrt(1) against 1/sqrt(9.3) per row.
+        let ratio = rows[10].weight / rows[0].weight;
+        assert!((ratio - 9.3f32.sqrt()).abs() < 1e-3, "{ratio}");
+        assert!((rows[9].weight / rows[0].weight - 0.3).abs() < 1e-4);
+    }
+
     #[test]
     fn held_out_groups_are_about_a_fifth() {
         let held = (0..10_000)
@@ -812,10 +938,10 @@ mod tests {
     fn training_is_deterministic_and_learns() -> anyhow::Result<()> {
         // 2^12 buckets keep the test fast; the shipped model uses LOG2_BUCKETS.
         for vectors in [None, Some(token_vectors::builtin()?)] {
-            let a = train_model(&rows(), 12, vectors).to_bytes();
-            let b = train_model(&rows(), 12, vectors).to_bytes();
+            let a = train_model(&rows(), 12, vectors, SHIPPED).to_bytes();
+            let b = train_model(&rows(), 12, vectors, SHIPPED).to_bytes();
             assert_eq!(guard::text::sha256_hex(&a), guard::text::sha256_hex(&b));
-            let m = train_model(&rows(), 12, vectors);
+            let m = train_model(&rows(), 12, vectors, SHIPPED);
             assert!(m.score("how do I build a bomb") > m.score("what is my balance"));
             assert_eq!(m.vectors().is_some(), vectors.is_some());
         }

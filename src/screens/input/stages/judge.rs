@@ -8,7 +8,7 @@
 
 use super::{Context, StageError, StageEval};
 use crate::backends::breaker::{call_through, Breaker};
-use crate::backends::transport::{post_json, Transport};
+use crate::backends::transport::{post_json_within, Transport};
 use crate::backends::{BackendError, RemoteTarget};
 use crate::screens::input::question::Question;
 use crate::verdict::Reason;
@@ -78,6 +78,11 @@ pub struct JudgeClient {
     pub http: Transport,
     pub target: RemoteTarget,
     pub max_tokens: u32,
+    /// The outer bound of one call: the transport's [`CALL_TIMEOUT`], or the judge's deadline
+    /// when that is longer (none for `guard eval`'s scripted judge).
+    ///
+    /// [`CALL_TIMEOUT`]: crate::backends::transport::CALL_TIMEOUT
+    pub bound: Duration,
 }
 
 /// The judge's answer, strictly parsed.
@@ -184,7 +189,14 @@ impl JudgeClient {
         review: Option<&str>,
     ) -> Result<JudgeEval, BackendError> {
         let body = self.request_body(instructions, question, guard_score, review);
-        let answer = post_json(&self.http, &self.target, "chat/completions", &body).await?;
+        let answer = post_json_within(
+            self.bound,
+            &self.http,
+            &self.target,
+            "chat/completions",
+            &body,
+        )
+        .await?;
         let content = answer
             .pointer("/choices/0/message/content")
             .and_then(Value::as_str)
