@@ -14,6 +14,7 @@ const MAX_READING: usize = 3;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    embedded_digests();
     let mut rows = String::new();
     let mut count = 0usize;
     for cp in 0x80u32..=0x10FFFF {
@@ -58,6 +59,29 @@ fn main() {
     let path = std::path::Path::new(&dir).join("confusables.rs");
     if let Err(e) = std::fs::write(&path, out) {
         panic!("writing {}: {e}", path.display());
+    }
+}
+
+/// The SHA-256 of each model file built into the binary, as `GUARD_<NAME>_SHA256` for `env!`:
+/// start-up used to hash the 7 MB of both at every start (for `config_rev` and the vectors'
+/// fingerprint) though they can only change with the binary. A test checks each against the
+/// bytes the binary holds.
+fn embedded_digests() {
+    use sha2::{Digest, Sha256};
+    for (var, path) in [
+        ("GUARD_BUILTIN_MODEL_SHA256", "models/guard-embedded.bin"),
+        ("GUARD_BUILTIN_VECTORS_SHA256", "models/token-vectors.bin"),
+    ] {
+        println!("cargo:rerun-if-changed={path}");
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) => panic!("reading {path}: {e}"),
+        };
+        let hex: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        println!("cargo:rustc-env={var}={hex}");
     }
 }
 

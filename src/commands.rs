@@ -71,8 +71,8 @@ pub(crate) fn release_freed_memory() {
             malloc_trim(0);
         }
     }
-    // Load read every byte of the built-in model and token vectors (decoding, and hashing for
-    // `config_rev`). From now on the model reads its tables in place, page by page as questions
+    // Load read part of the built-in model and token vectors (decoding: the vectors' pieces
+    // and scales; their digests come from build time). From now on the model reads its tables in place, page by page as questions
     // touch them: drop the pages now, and what is read comes back from the executable on
     // demand (clean pages the kernel can reclaim, not heap).
     drop_resident_pages(crate::backends::embedded::BUILTIN_MODEL);

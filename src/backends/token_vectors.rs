@@ -21,8 +21,23 @@ const MAX_PIECES: usize = 512;
 
 pub static BUILTIN_VECTORS: &[u8] = include_bytes!("../../models/token-vectors.bin");
 
-static BUILTIN: LazyLock<Result<TokenVectors, ModelError>> =
-    LazyLock::new(|| TokenVectors::decode(BUILTIN_VECTORS, Table::Borrowed));
+/// The hex SHA-256 of [`BUILTIN_VECTORS`], computed at build time (build.rs): start-up does
+/// not hash the 3.8 MB (a test checks it against the bytes).
+pub const BUILTIN_VECTORS_SHA256: &str = env!("GUARD_BUILTIN_VECTORS_SHA256");
+
+static BUILTIN: LazyLock<Result<TokenVectors, ModelError>> = LazyLock::new(|| {
+    let fingerprint = fingerprint_of_hex(BUILTIN_VECTORS_SHA256).ok_or(ModelError::Size)?;
+    TokenVectors::decode(BUILTIN_VECTORS, Table::Borrowed, Some(fingerprint))
+});
+
+/// The fingerprint (first 8 bytes of the SHA-256, little-endian) from a hex digest.
+fn fingerprint_of_hex(hex: &str) -> Option<u64> {
+    let mut bytes = [0u8; 8];
+    for (i, b) in bytes.iter_mut().enumerate() {
+        *b = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(u64::from_le_bytes(bytes))
+}
 
 /// The vectors built into the binary.
 pub fn builtin() -> Result<&'static TokenVectors, ModelError> {
@@ -57,11 +72,17 @@ impl std::fmt::Debug for TokenVectors {
 impl TokenVectors {
     /// Decode a vectors file, copying its tables.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, ModelError> {
-        Self::decode(bytes, |b| Table::Owned(b.to_vec()))
+        Self::decode(bytes, |b| Table::Owned(b.to_vec()), None)
     }
 
-    /// `keep` borrows a table from `bytes` when they are `'static`, or copies it.
-    fn decode<'a>(bytes: &'a [u8], keep: impl Fn(&'a [u8]) -> Table) -> Result<Self, ModelError> {
+    /// `keep` borrows a table from `bytes` when they are `'static`, or copies it; `fingerprint`
+    /// is the bytes' own when it is known already (the built-in file's, from build time), else
+    /// they are hashed.
+    fn decode<'a>(
+        bytes: &'a [u8],
+        keep: impl Fn(&'a [u8]) -> Table,
+        fingerprint: Option<u64>,
+    ) -> Result<Self, ModelError> {
         let mut r = Reader::open(bytes, MAGIC)?;
         let dims = r.u32()? as usize;
         let count = r.u32()? as usize;
@@ -79,13 +100,14 @@ impl TokenVectors {
         let scales = r.many(count, f32::from_le_bytes)?;
         let values = keep(r.take(count.checked_mul(dims).ok_or(ModelError::Size)?)?);
         r.finish()?;
-        let digest = {
+        let fingerprint = fingerprint.unwrap_or_else(|| {
             use sha2::{Digest, Sha256};
-            Sha256::digest(bytes)
-        };
-        let fingerprint = u64::from_le_bytes([
-            digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7],
-        ]);
+            let digest = Sha256::digest(bytes);
+            u64::from_le_bytes([
+                digest[0], digest[1], digest[2], digest[3], digest[4], digest[5], digest[6],
+                digest[7],
+            ])
+        });
         Ok(TokenVectors {
             dims,
             initial,
@@ -218,6 +240,19 @@ mod tests {
             TokenVectors::from_bytes(b"GUARDLR2xxxxxxxx"),
             Err(ModelError::Magic)
         );
+    }
+
+    #[test]
+    fn the_build_time_digest_is_the_builtin_vectors_own() -> Result<(), ModelError> {
+        assert_eq!(
+            BUILTIN_VECTORS_SHA256,
+            crate::text::sha256_hex(BUILTIN_VECTORS)
+        );
+        // The fingerprint start-up takes from it is the one hashing the bytes gives.
+        let hashed = TokenVectors::from_bytes(BUILTIN_VECTORS)?;
+        assert_eq!(builtin()?.fingerprint(), hashed.fingerprint());
+        assert_eq!(fingerprint_of_hex("zz"), None);
+        Ok(())
     }
 
     #[test]

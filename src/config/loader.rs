@@ -30,6 +30,9 @@ pub(super) struct Loader<'a> {
     pub(super) dir: &'a Path,
     pub(super) problems: Vec<Problem>,
     pub(super) files: HashMap<String, Option<Arc<Vec<u8>>>>,
+    /// Each file's hex SHA-256, hashed once when it is read: the revision of every product
+    /// that names the file and the memo's key read it from here.
+    digests: HashMap<String, String>,
     lexicons: HashMap<Vec<String>, Option<Arc<Lexicon>>>,
     signatures: HashMap<Vec<String>, Option<Arc<Signatures>>>,
     models: HashMap<String, Option<Arc<EmbeddedModel>>>,
@@ -43,6 +46,7 @@ impl<'a> Loader<'a> {
             dir,
             problems: Vec::new(),
             files: HashMap::new(),
+            digests: HashMap::new(),
             lexicons: HashMap::new(),
             signatures: HashMap::new(),
             models: HashMap::new(),
@@ -80,7 +84,11 @@ impl<'a> Loader<'a> {
         }
         let path = self.dir.join(rel);
         let got = match std::fs::read(&path) {
-            Ok(bytes) => Some(Arc::new(bytes)),
+            Ok(bytes) => {
+                let digest = crate::text::sha256_hex(&bytes);
+                self.digests.insert(rel.to_string(), digest);
+                Some(Arc::new(bytes))
+            }
             Err(e) => {
                 self.problem(
                     owner,
@@ -93,6 +101,11 @@ impl<'a> Loader<'a> {
         };
         self.files.insert(rel.to_string(), got.clone());
         got
+    }
+
+    /// The hex SHA-256 of a file already read.
+    pub(super) fn digest(&self, rel: &str) -> Option<&str> {
+        self.digests.get(rel).map(String::as_str)
     }
 
     pub(super) fn read_text(&mut self, owner: &str, key: &str, rel: &str) -> Option<String> {
@@ -125,8 +138,8 @@ impl<'a> Loader<'a> {
         let built = match (english, banglish, others.iter().all(Option::is_some)) {
             (Some(e), Some(b), true) => {
                 let others: Vec<&str> = others.iter().flatten().map(String::as_str).collect();
-                let mut parts = vec![e.as_str(), b.as_str()];
-                parts.extend(others.iter().copied());
+                // Keyed by the files' digests (each hashed once, when read).
+                let parts: Vec<&str> = paths.iter().map(|p| self.digest(p).unwrap_or("")).collect();
                 match memo::shared(&memo::LEXICONS, &parts, || Lexicon::parse(&e, &b, &others)) {
                     Ok(l) => Some(l),
                     Err((index, err)) => {
@@ -154,9 +167,11 @@ impl<'a> Loader<'a> {
                 .map_or_else(|| p.clone(), |s| s.to_string_lossy().into_owned());
             lists.push((name, text));
         }
+        // Keyed by the lists' names and their files' digests (each hashed once, when read).
         let parts: Vec<&str> = lists
             .iter()
-            .flat_map(|(n, t)| [n.as_str(), t.as_str()])
+            .zip(paths)
+            .flat_map(|((n, _), p)| [n.as_str(), self.digest(p).unwrap_or("")])
             .collect();
         let built = match memo::shared(&memo::SIGNATURES, &parts, || Signatures::parse(&lists)) {
             Ok(s) => Some(s),
@@ -350,6 +365,16 @@ impl<'a> Loader<'a> {
 pub(super) static BUILTIN: std::sync::LazyLock<
     Result<Arc<EmbeddedModel>, crate::backends::model_file::ModelError>,
 > = std::sync::LazyLock::new(|| EmbeddedModel::from_static(BUILTIN_MODEL).map(Arc::new));
-/// Its digest for `config_rev`: hashed once per process (3 MB), not once per product and load.
-pub(super) static BUILTIN_DIGEST: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| crate::text::sha256_hex(BUILTIN_MODEL));
+/// Its digest for `config_rev`: hashed at build time (build.rs), not at every start (3 MB).
+pub(super) const BUILTIN_DIGEST: &str = env!("GUARD_BUILTIN_MODEL_SHA256");
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_build_time_digest_is_the_builtin_models_own() {
+        assert_eq!(
+            super::BUILTIN_DIGEST,
+            crate::text::sha256_hex(super::BUILTIN_MODEL)
+        );
+    }
+}

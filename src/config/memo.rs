@@ -16,8 +16,9 @@ pub(super) static LEXICONS: Memo<crate::screens::input::stages::banglish::Lexico
 pub(super) static SIGNATURES: Memo<crate::screens::input::stages::signatures::Signatures> =
     OnceLock::new();
 
-/// The value built from `parts` (hashed together, each length-prefixed). Errors are not kept:
-/// a broken list is reported on every load.
+/// The value built from what `parts` name (hashed together, each length-prefixed: the lists'
+/// names and their files' digests, so equal keys mean equal contents). Errors are not kept: a
+/// broken list is reported on every load.
 pub(super) fn shared<T, E>(
     memo: &'static Memo<T>,
     parts: &[&str],

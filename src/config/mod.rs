@@ -94,14 +94,13 @@ impl raw::RawReplies {
 /// Load and validate every product in `dir/products/`.
 pub fn load(dir: &Path, overrides: &Overrides) -> Result<ConfigSet, ConfigError> {
     // Start-up: the signature families' matchers are built and the built-in model is decoded
-    // and hashed on the second core while this one reads the lists and builds the matchers
+    // on the second core while this one reads the lists and builds the matchers
     // (a load that needs one of them first waits for it).
     static WARMING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if !WARMING.swap(true, std::sync::atomic::Ordering::Relaxed) {
         std::thread::spawn(|| {
             crate::screens::input::stages::signatures::families::warm();
             std::sync::LazyLock::force(&BUILTIN);
-            std::sync::LazyLock::force(&BUILTIN_DIGEST);
         });
     }
     let mut loader = Loader::new(dir);
@@ -334,7 +333,10 @@ fn revision(
     cache: &crate::screens::input::cache::CacheSettings,
 ) -> String {
     let mut rev = RevHasher::default();
-    rev.add(file, text.as_bytes());
+    match l.digest(file) {
+        Some(d) => rev.add_digest(file, d),
+        None => rev.add(file, text.as_bytes()),
+    }
     let mut files = vec![
         raw.language.english_wordlist.clone(),
         raw.language.banglish_wordlist.clone(),
@@ -350,9 +352,10 @@ fn revision(
     } else {
         files.push(raw.guard.model_path.clone());
     }
+    // Each file's digest from when it was read: a list both products name is hashed once.
     for f in &files {
-        if let Some(Some(bytes)) = l.files.get(f) {
-            rev.add(f, bytes);
+        if let (Some(Some(_)), Some(d)) = (l.files.get(f), l.digest(f)) {
+            rev.add_digest(f, d);
         }
     }
     for (name, s) in settings {
@@ -401,10 +404,14 @@ struct RevHasher(Vec<u8>);
 
 impl RevHasher {
     fn add(&mut self, name: &str, bytes: &[u8]) {
+        self.add_digest(name, &crate::text::sha256_hex(bytes));
+    }
+
+    /// [`add`](Self::add) with the bytes' hex SHA-256 already known.
+    fn add_digest(&mut self, name: &str, digest: &str) {
         self.0.extend_from_slice(name.as_bytes());
         self.0.push(0);
-        self.0
-            .extend_from_slice(crate::text::sha256_hex(bytes).as_bytes());
+        self.0.extend_from_slice(digest.as_bytes());
         self.0.push(b'\n');
     }
 

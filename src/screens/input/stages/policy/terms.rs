@@ -14,7 +14,7 @@ use super::words::{Detector, Words};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One term, ready to match.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Term {
     /// Folded words joined by single spaces (a trailing space when only whole words match),
     /// and the term's forms in the skeleton ([`crate::text::skeleton`]): its skeleton, and for
@@ -50,8 +50,14 @@ impl<'a> Vocabulary<'a> {
         for w in written {
             self.expand_one(w, &mut Vec::new(), &mut out, problems);
         }
-        let mut seen = BTreeSet::new();
-        out.retain(|t| seen.insert(format!("{t:?}")));
+        // The first of equal terms is kept; compared as values, not as their printed forms (a
+        // string per term made start-up's policy build half as long again).
+        let first: Vec<bool> = {
+            let mut seen = std::collections::HashSet::new();
+            out.iter().map(|t| seen.insert(t)).collect()
+        };
+        let mut first = first.into_iter();
+        out.retain(|_| first.next().unwrap_or(false));
         out
     }
 
