@@ -7,7 +7,7 @@
 //! | [`Question::folded`] NFKC, lower case, invisibles out, look-alikes mapped | lazily | banglish, signatures, embedded guard |
 //! | [`Question::skeleton`] every word read however it is disguised, with a map back to `text` | lazily | signatures, policy |
 //! | [`Question::paragraphs`] folded paragraphs, when there are several | lazily | embedded guard |
-//! | [`Question::clauses`] folded sentences and turns, when there are several | lazily | embedded guard |
+//! | [`Question::clauses`] folded sentences and turns, and the text less one or two at either end, when there are several | lazily | embedded guard |
 //! | [`Question::decoded`] entities, escapes, base64, hex, Morse, ROT13, ... decoded ([`decode`]) | lazily | signatures, guard |
 //! | [`Question::language_text`] the text with what was decoded in place | lazily | script, banglish, lang_id |
 //! | [`Question::segments`] code fences, JSON / YAML values, templates, tags, as texts of their own | lazily | signatures, embedded guard |
@@ -191,15 +191,22 @@ impl Question {
     }
 
     /// The folded clauses (sentences, lines, discourse turns: [`super::clauses`]) when the
-    /// question has more than one; empty otherwise.
+    /// question has more than one, and the question less a sentence or two at either end
+    /// ([`super::clauses::windows`]); empty for a question of one clause.
     pub fn clauses(&self) -> &[String] {
         self.clauses.get_or_init(|| {
+            let min = super::clauses::MIN_CLAUSE_WORDS;
             if self.text.contains('\n') {
-                super::clauses::clauses(&self.text)
+                super::clauses::scored_parts_of_lines(
+                    self.text
+                        .lines()
+                        .map(|l| (l, std::borrow::Cow::Owned(fold_for_matching(l)))),
+                    min,
+                )
             } else {
-                super::clauses::clauses_of_lines(
+                super::clauses::scored_parts_of_lines(
                     std::iter::once((self.text.as_str(), self.folded().into())),
-                    super::clauses::MIN_CLAUSE_WORDS,
+                    min,
                 )
             }
         })
