@@ -379,15 +379,15 @@ fn read_decomposed(c: char, d: char, rewritten: &mut bool, f: &mut impl FnMut(ch
     } else if is_combining_mark(d) {
         *rewritten = true;
     } else {
-        // Lower case first: Cyrillic `І` is the capital of `і`, read `i`; its own
-        // prototype is `l` (UTS #39 reads capital I as l).
+        // What it is drawn as, as for an undecomposed character ([`own_reading`]).
         let mut lower = d.to_lowercase();
         let single = match (lower.next(), lower.next()) {
             (Some(l), None) => Some(l),
             _ => None,
         };
         if let Some(l) = single {
-            match confusable(l).or_else(|| confusable(d)) {
+            let reading = own_reading(d).map(|r| (r, false));
+            match reading.or_else(|| confusable(l)) {
                 Some((reading, _)) => {
                     *rewritten = true;
                     reading.chars().for_each(&mut *f);
@@ -447,21 +447,30 @@ pub(super) fn compatible_ascii_letter(c: char) -> Option<char> {
     letter.filter(|l| n == 1 && *l != c && l.is_ascii_alphabetic())
 }
 
-/// The confusables reading of a character: its lower case's first (Cyrillic `І` is the capital
-/// of `і`, read `i`), unless that reading is no letter while its own is one (`Б`, whose small
-/// letter `б` is drawn as `6`, is read `b`, not a digit that leetspeak would then misread).
+/// The confusables reading of a character: what it is drawn as (Greek `Υ` is `y`, though its
+/// small letter `υ` is drawn as `u`; Greek `Ν` is `n`, not `ν`'s `v`), except where the data
+/// reads it `l` because UTS #39 draws capital I and small l alike: there its lower case tells
+/// which (Cyrillic `І` is the capital of `і`, read `i`). A character the data has no letter
+/// for is read by its lower case.
 fn own_reading(c: char) -> Option<&'static str> {
-    let letters = |r: &str| r.bytes().all(|b| b.is_ascii_alphabetic());
-    let mut lower = c.to_lowercase();
-    let low = match (lower.next(), lower.next()) {
-        (Some(l), None) => confusable(l).map(|(reading, _)| reading),
-        _ => None,
-    };
     let own = confusable(c).map(|(reading, _)| reading);
-    match (low, own) {
-        (Some(l), Some(o)) if !letters(l) && letters(o) => Some(o),
-        (l, o) => l.or(o),
+    let low = || {
+        let mut lower = c.to_lowercase();
+        match (lower.next(), lower.next()) {
+            (Some(l), None) if l != c => confusable(l).map(|(reading, _)| reading),
+            _ => None,
+        }
+    };
+    match own {
+        Some(o) if drawn_letters(o) && o != "l" => Some(o),
+        Some(o) => low().filter(|l| drawn_letters(l)).or(Some(o)),
+        None => low(),
     }
+}
+
+/// Whether a confusables reading is ASCII letters only (not a digit or a symbol).
+fn drawn_letters(reading: &str) -> bool {
+    reading.bytes().all(|b| b.is_ascii_alphabetic())
 }
 
 /// Letters, digits, and symbols that stand for letters (`!` and `|` only inside a word with
@@ -578,6 +587,14 @@ mod tests {
                 forms.push(l);
             }
             out.extend(accented_ascii(c).map(|b| b.to_ascii_lowercase()));
+            // A character drawn as one letter (other than the I/l the data conflates) is that
+            // letter, whatever its small letter is drawn as (Greek `Υ` is y, not `υ`'s u).
+            if let Some(drawn) = confusable(c).and_then(|(r, _)| single_letter(r)) {
+                let nfkc = single_letter(&c.to_string().nfkc().collect::<String>());
+                if drawn != 'l' && accented_ascii(c).is_none() && nfkc.is_none() {
+                    return vec![drawn];
+                }
+            }
             for f in forms {
                 out.extend(single_letter(&f.to_string().nfkc().collect::<String>()));
                 out.extend(confusable(f).and_then(|(r, _)| single_letter(r)));
@@ -632,6 +649,9 @@ mod tests {
             ),
             ("ign\u{043E}re previous", "ignore previous"),
             ("\u{0406}GNORE previous", "ignore previous"),
+            // Drawn as Y and N, though their small letters are drawn as u and v.
+            ("Skip the K\u{03A5}C check", "skip the kyc check"),
+            ("\u{039D}ID", "nid"),
             ("ＤＥＬＥＴＥ", "delete"),
             ("D\u{00E8}lete", "delete"),
             ("De\u{0301}\u{0338}lete", "delete"),
