@@ -153,6 +153,17 @@ pub fn valid_name(name: &str) -> bool {
 
 /// A term of words, folded as the question is, so "Audit-Log" matches "audit log".
 fn words_term(written: &str) -> Result<Term, String> {
+    // Matching reads words, so a word of symbols only ("+", "/") would be silently gone:
+    // "maker + checker" would match "maker-checker", the process's name, not acting as both.
+    // (`&` is read as the word "and".)
+    if let Some(symbols) = written
+        .split_whitespace()
+        .find(|w| *w != "&" && !w.chars().any(char::is_alphanumeric))
+    {
+        return Err(format!(
+            "term `{written}` has a word of symbols only (`{symbols}`), which matching does not read: write it in words"
+        ));
+    }
     let mut words = Words::of(&crate::text::fold_for_matching(written))
         .joined
         .trim_end()
@@ -168,7 +179,8 @@ fn words_term(written: &str) -> Result<Term, String> {
     if whole {
         words.push(' ');
     }
-    let sk = crate::text::skeleton(written);
+    // The skeleton drops symbols; `&` is the word "and" there too.
+    let sk = crate::text::skeleton(&written.replace('&', " and "));
     let sk = sk.as_str().trim();
     let mut skeleton = Vec::new();
     // A possessive ("friend's", "customers'") has no skeleton of its own: the skeleton drops
@@ -242,6 +254,21 @@ mod tests {
             own.iter()
                 .all(|t| matches!(t, Term::Words { skeleton, .. } if skeleton.is_empty())),
             "{own:?}"
+        );
+        // A word of symbols only would be gone in matching: the term is refused; `&` is "and".
+        let amp = v.expand(&["maker & checker".into()], &mut none);
+        assert!(
+            matches!(&amp[0], Term::Words { folded, skeleton } if folded == "maker and checker"
+                && skeleton == &["maker and checker", "makerandchecker"]),
+            "{amp:?}"
+        );
+        let mut problems = Vec::new();
+        assert!(v
+            .expand(&["maker + checker".into()], &mut problems)
+            .is_empty());
+        assert!(
+            problems.iter().any(|p| p.contains("symbols only")),
+            "{problems:?}"
         );
         let two = v.expand(&["maker checker".into()], &mut none);
         assert!(

@@ -575,6 +575,22 @@ impl<'a> Words<'a> {
         let mut input_spans = Vec::new();
         let mut start: Option<(usize, usize)> = None;
         for (at, c) in text.char_indices() {
+            // An ampersand is the word "and" ("maker & checker" is "maker and checker"; a
+            // dropped `&` would read it "maker checker", the process's name).
+            if c == '&' {
+                if let Some((s, input)) = start.take() {
+                    spans.push(close_word(&mut joined, s));
+                    input_spans.push((input, at));
+                }
+                if !joined.is_empty() {
+                    joined.push(' ');
+                }
+                let s = joined.len();
+                joined.push_str("and");
+                spans.push((s, joined.len()));
+                input_spans.push((at, at + 1));
+                continue;
+            }
             let c = if is_apostrophe(c) { '\'' } else { c };
             let part = is_word_char(c) || (c == '\'' && start.is_some());
             match (part, start) {
@@ -995,6 +1011,15 @@ mod tests {
             .into_iter()
             .map(|i| w.word(i).to_string())
             .collect()
+    }
+
+    #[test]
+    fn an_ampersand_is_the_word_and() {
+        assert_eq!(Words::of("maker & checker").joined, "maker and checker ");
+        assert_eq!(Words::of("maker&checker").joined, "maker and checker ");
+        let w = Words::of("me & you");
+        assert_eq!(w.input_spans, vec![(0, 2), (3, 4), (5, 8)]);
+        assert_eq!(Words::of("maker-checker").joined, "maker checker ");
     }
 
     #[test]
