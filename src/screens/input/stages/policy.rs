@@ -383,8 +383,15 @@ impl Policy {
                     groups: vec![Vec::new(); self.rules[r].groups],
                     ..Found::default()
                 });
+                // The term's last word: a negation after it governs the action.
+                let last = word
+                    + words.joined[m.start()..m.end()]
+                        .trim_end()
+                        .bytes()
+                        .filter(|b| *b == b' ')
+                        .count();
                 match slot {
-                    Slot::Group(0) if words.negated(word) => {
+                    Slot::Group(0) if words.negated_span(word, last) => {
                         f.actions.push(word);
                         f.negated.push(word);
                     }

@@ -83,6 +83,13 @@ impl<'a> Vocabulary<'a> {
                 Ok(t) => out.push(t),
                 Err(e) => problems.push(e),
             }
+            // A phrase that starts with a verb matches the verb's other forms too ("turn off":
+            // turning off, turned off, turns off); a one-word term is a prefix already.
+            for form in inflected(written) {
+                if let Ok(t) = words_term(&form) {
+                    out.push(t);
+                }
+            }
         }
     }
 
@@ -198,6 +205,77 @@ fn words_term(written: &str) -> Result<Term, String> {
     })
 }
 
+/// Words that start a phrase without being its verb.
+const NOT_VERBS: &[&str] = &[
+    "a", "an", "the", "my", "his", "her", "their", "our", "your", "its", "of", "for", "to", "with",
+    "in", "on", "at", "by", "from", "no", "not", "all", "any", "every", "each", "this", "that",
+    "these", "those", "what", "how", "who", "whom", "which", "why", "when", "where", "i", "we",
+    "you", "he", "she", "they", "it", "is", "are", "was", "were", "be", "been", "do", "does",
+    "did", "don't", "dont", "can", "can't", "will", "won't", "would", "should", "must", "may",
+    "might", "shall", "could", "and", "or", "but", "so", "if", "as", "than", "then", "one", "two",
+    "six", "four", "new", "old", "same", "other", "another", "second", "first", "last", "next",
+    "over", "under", "below", "above", "just", "slightly", "less", "more", "very", "too", "also",
+    "without", "before", "after", "once", "there's", "there", "let", "need", "needn't", "never",
+];
+
+/// The other forms of a phrase's first word when it reads as an English verb in its plain
+/// form ("switch off" -> "switching off", "switched off", "switches off"); nothing for a
+/// one-word term, a non-ASCII one, or one that starts with a function word.
+fn inflected(written: &str) -> Vec<String> {
+    let trimmed = written.trim_start();
+    let Some((first, rest)) = trimmed.split_once(' ') else {
+        return Vec::new();
+    };
+    let lower = first.to_ascii_lowercase();
+    if rest.trim().is_empty()
+        || lower.len() < 3
+        || !lower.bytes().all(|b| b.is_ascii_lowercase())
+        || lower.ends_with("ing")
+        || lower.ends_with("ed")
+        || NOT_VERBS.contains(&lower.as_str())
+    {
+        return Vec::new();
+    }
+    let b = lower.as_bytes();
+    let n = b.len();
+    let vowel = |c: u8| matches!(c, b'a' | b'e' | b'i' | b'o' | b'u');
+    let mut forms = Vec::new();
+    if lower.ends_with('e') && !lower.ends_with("ee") {
+        let stem = &lower[..n - 1];
+        forms.push(format!("{stem}ing"));
+        forms.push(format!("{lower}d"));
+        forms.push(format!("{lower}s"));
+    } else if lower.ends_with('y') && !vowel(b[n - 2]) {
+        let stem = &lower[..n - 1];
+        forms.push(format!("{lower}ing"));
+        forms.push(format!("{stem}ied"));
+        forms.push(format!("{stem}ies"));
+    } else {
+        // One short vowel before one consonant doubles it: stop, get, shut, cut, put.
+        let doubles = n <= 4
+            && !vowel(b[n - 1])
+            && !matches!(b[n - 1], b'w' | b'x' | b'y')
+            && vowel(b[n - 2])
+            && !vowel(b[n - 3]);
+        let stem = if doubles {
+            format!("{lower}{}", b[n - 1] as char)
+        } else {
+            lower.clone()
+        };
+        forms.push(format!("{stem}ing"));
+        forms.push(format!("{stem}ed"));
+        let sibilant = ["s", "sh", "ch", "x", "z"]
+            .iter()
+            .any(|e| lower.ends_with(e));
+        forms.push(if sibilant {
+            format!("{lower}es")
+        } else {
+            format!("{lower}s")
+        });
+    }
+    forms.into_iter().map(|f| format!("{f} {rest}")).collect()
+}
+
 /// A term with a word that ends in `'s` or `s'`.
 fn is_possessive_term(folded: &str) -> bool {
     folded
@@ -208,6 +286,35 @@ fn is_possessive_term(folded: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_phrase_starting_with_a_verb_matches_its_other_forms() {
+        for (term, want) in [
+            ("turn off", "turning off"),
+            ("switch off", "switches off"),
+            ("stop the", "stopping the"),
+            ("take home", "taking home"),
+            ("carry it", "carried it"),
+            ("get around", "getting around"),
+            ("work around", "worked around"),
+        ] {
+            assert!(
+                inflected(term).iter().any(|f| f == want),
+                "{term} -> {:?}",
+                inflected(term)
+            );
+        }
+        for term in [
+            "the code ",
+            "my own",
+            "delet",
+            "without notifying",
+            "পাঠানো কোড",
+            "turning off",
+        ] {
+            assert!(inflected(term).is_empty(), "{term}");
+        }
+    }
 
     fn classes(pairs: &[(&str, &[&str])]) -> BTreeMap<String, Vec<String>> {
         pairs

@@ -672,9 +672,18 @@ impl<'a> Words<'a> {
     }
 
     /// An action at word `i` that a negation governs ("do not delete", "মুছবেন না").
+    #[cfg(test)]
     pub fn negated(&self, i: usize) -> bool {
+        self.negated_span(i, i)
+    }
+
+    /// An action of words `first..=last` that a negation governs: before its first word or
+    /// after its last, so a term that says its own negation ("দরকার নেই", "করবেন না": no need,
+    /// don't) is not negated by it.
+    pub fn negated_span(&self, first: usize, last: usize) -> bool {
+        let i = first;
         let before = i.saturating_sub(NEGATION_REACH)..i;
-        let after = i + 1..(i + 1 + NEGATION_REACH).min(self.spans.len());
+        let after = last + 1..(last + 1 + NEGATION_REACH).min(self.spans.len());
         let whole = |k: &usize| !self.fragment[*k];
         before
             .into_iter()
