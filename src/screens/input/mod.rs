@@ -19,6 +19,7 @@ pub mod answer;
 pub mod cache;
 pub mod clauses;
 pub mod decode;
+pub mod filled;
 pub mod pipeline;
 pub mod question;
 pub mod records;

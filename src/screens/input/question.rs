@@ -241,6 +241,12 @@ impl Question {
             } else {
                 Vec::new()
             };
+            if let Some(text) = super::filled::filled(&self.text) {
+                list.push(Decoded {
+                    encoding: Encoding::Filled,
+                    text,
+                });
+            }
             if let Some(lexicon) = &self.english {
                 let base = self.unwrapped().unwrap_or(&self.text);
                 let is_english = |w: &str| lexicon.is_common_english(w);
