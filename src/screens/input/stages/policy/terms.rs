@@ -236,8 +236,31 @@ fn inflected(written: &str) -> Vec<String> {
     {
         return Vec::new();
     }
+    // The irregular verbs of phrasal terms: their past forms are not made by rule.
+    const IRREGULAR: &[(&str, &[&str])] = &[
+        ("take", &["took", "taken"]),
+        ("get", &["got", "gotten"]),
+        ("shut", &["shut"]),
+        ("put", &["put"]),
+        ("set", &["set"]),
+        ("cut", &["cut"]),
+        ("break", &["broke", "broken"]),
+        ("give", &["gave", "given"]),
+        ("keep", &["kept"]),
+        ("leave", &["left"]),
+        ("send", &["sent"]),
+        ("pay", &["paid"]),
+        ("make", &["made"]),
+        ("write", &["wrote", "written"]),
+        ("hide", &["hid", "hidden"]),
+    ];
     let b = lower.as_bytes();
     let n = b.len();
+    let irregular: Vec<String> = IRREGULAR
+        .iter()
+        .find(|(verb, _)| *verb == lower)
+        .map(|(_, forms)| forms.iter().map(|f| format!("{f} {rest}")).collect())
+        .unwrap_or_default();
     let vowel = |c: u8| matches!(c, b'a' | b'e' | b'i' | b'o' | b'u');
     let mut forms = Vec::new();
     if lower.ends_with('e') && !lower.ends_with("ee") {
@@ -273,7 +296,11 @@ fn inflected(written: &str) -> Vec<String> {
             format!("{lower}s")
         });
     }
-    forms.into_iter().map(|f| format!("{f} {rest}")).collect()
+    forms
+        .into_iter()
+        .map(|f| format!("{f} {rest}"))
+        .chain(irregular)
+        .collect()
 }
 
 /// A term with a word that ends in `'s` or `s'`.
@@ -297,6 +324,8 @@ mod tests {
             ("carry it", "carried it"),
             ("get around", "getting around"),
             ("work around", "worked around"),
+            ("take off", "taken off"),
+            ("shut off", "shutting off"),
         ] {
             assert!(
                 inflected(term).iter().any(|f| f == want),
