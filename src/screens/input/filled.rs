@@ -22,7 +22,14 @@ const MAX_FILLED_BYTES: usize = 16 * 1024;
 
 /// The question with its names filled in, or `None` when no name was used.
 pub fn filled(text: &str) -> Option<String> {
-    if !(text.contains('=') || text.to_lowercase().contains("let ")) {
+    // Cheap first: no '=' and no "let " (any case) is no form.
+    let bytes = text.as_bytes();
+    let has_let = text.match_indices("et ").any(|(at, _)| {
+        at > 0
+            && bytes[at - 1].eq_ignore_ascii_case(&b'l')
+            && (at == 1 || !bytes[at - 2].is_ascii_alphanumeric())
+    });
+    if !(text.contains('=') || has_let) {
         return None;
     }
     let names = assignments(text);

@@ -384,14 +384,15 @@ impl Policy {
                     ..Found::default()
                 });
                 // The term's last word: a negation after it governs the action.
-                let last = word
-                    + words.joined[m.start()..m.end()]
+                let last = || {
+                    word + words.joined[m.start()..m.end()]
                         .trim_end()
                         .bytes()
                         .filter(|b| *b == b' ')
-                        .count();
+                        .count()
+                };
                 match slot {
-                    Slot::Group(0) if words.negated_span(word, last) => {
+                    Slot::Group(0) if words.negated_span(word, last()) => {
                         f.actions.push(word);
                         f.negated.push(word);
                     }
