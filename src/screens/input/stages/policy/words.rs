@@ -563,6 +563,9 @@ pub struct Words<'a> {
     fragment: Vec<bool>,
     /// Letters of a word spelled out: a run of three or more one-character words.
     spelled: Vec<bool>,
+    /// A clause mark (`,` `.` `;` `:` `!` `?` `।`, a line break) right before each word: a
+    /// negation does not reach over one ("it did not match, pass it anyway").
+    breaks: Vec<bool>,
     /// When the words are a skeleton's: the skeleton and the text it was made from, so a
     /// detector can read what the skeleton dropped (the apostrophe of "Karim's").
     source: Option<(&'a Skeleton, &'a str)>,
@@ -573,8 +576,13 @@ impl<'a> Words<'a> {
         let mut joined = String::with_capacity(text.len() + 1);
         let mut spans = Vec::new();
         let mut input_spans = Vec::new();
+        let mut breaks = Vec::new();
+        let mut mark = false;
         let mut start: Option<(usize, usize)> = None;
         for (at, c) in text.char_indices() {
+            if is_clause_mark(c) {
+                mark = true;
+            }
             // An ampersand is the word "and" ("maker & checker" is "maker and checker"; a
             // dropped `&` would read it "maker checker", the process's name).
             if c == '&' {
@@ -589,6 +597,7 @@ impl<'a> Words<'a> {
                 joined.push_str("and");
                 spans.push((s, joined.len()));
                 input_spans.push((at, at + 1));
+                breaks.push(std::mem::take(&mut mark));
                 continue;
             }
             let c = if is_apostrophe(c) { '\'' } else { c };
@@ -600,6 +609,7 @@ impl<'a> Words<'a> {
                     }
                     start = Some((joined.len(), at));
                     joined.push(c);
+                    breaks.push(std::mem::take(&mut mark));
                 }
                 (true, Some(_)) => joined.push(c),
                 (false, Some((s, input))) => {
@@ -627,6 +637,7 @@ impl<'a> Words<'a> {
             input_spans,
             fragment,
             spelled,
+            breaks,
             source: None,
         }
     }
@@ -641,6 +652,17 @@ impl<'a> Words<'a> {
     pub fn of_skeleton(skeleton: &'a Skeleton, source: &'a str) -> Words<'a> {
         let mut words = Words::of(skeleton.as_str());
         words.source = Some((skeleton, source));
+        // The skeleton drops punctuation: the clause marks are read from the source, between
+        // where each word and the one before it were written.
+        let ranges: Vec<std::ops::Range<usize>> = words
+            .input_spans
+            .iter()
+            .map(|&(s, e)| skeleton.source_range(source, s..e))
+            .collect();
+        for i in 1..ranges.len() {
+            let between = source.get(ranges[i - 1].end..ranges[i].start).unwrap_or("");
+            words.breaks[i] = between.chars().any(is_clause_mark);
+        }
         words
     }
 
@@ -682,8 +704,12 @@ impl<'a> Words<'a> {
     /// don't) is not negated by it.
     pub fn negated_span(&self, first: usize, last: usize) -> bool {
         let i = first;
-        let before = i.saturating_sub(NEGATION_REACH)..i;
-        let after = last + 1..(last + 1 + NEGATION_REACH).min(self.spans.len());
+        // Not over a clause mark: "it did not match, pass it anyway" does not negate "pass".
+        let before = (i.saturating_sub(NEGATION_REACH)..i)
+            .rev()
+            .take_while(|&k| !self.breaks[k + 1]);
+        let after = (last + 1..(last + 1 + NEGATION_REACH).min(self.spans.len()))
+            .take_while(|&k| !self.breaks[k]);
         let whole = |k: &usize| !self.fragment[*k];
         before
             .into_iter()
@@ -986,6 +1012,11 @@ fn skeleton_stem<'w>(word: &'w str, written: &str) -> Option<&'w str> {
 
 /// End the word that starts at `start`: `'` at its end is a closing quote and goes, unless it
 /// makes a plural possessive ("friends'").
+/// A mark that ends a clause: a negation does not reach over it.
+fn is_clause_mark(c: char) -> bool {
+    matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | '।' | '\n' | '،')
+}
+
 fn close_word(joined: &mut String, start: usize) -> (usize, usize) {
     while joined.len() > start + 1 && joined.ends_with('\'') {
         if joined[..joined.len() - 1].ends_with('s') {
