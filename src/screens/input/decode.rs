@@ -913,7 +913,7 @@ fn reversed_sentences(text: &str, is_english: &dyn Fn(&str) -> bool) -> Option<S
     let mut out = String::with_capacity(text.len());
     let mut turned = 0;
     let mut at = 0;
-    let ends = |c: char| matches!(c, '.' | '!' | '?' | '\n' | '।' | ';');
+    let ends = |c: char| matches!(c, '.' | '!' | '?' | '\n' | '।' | ';' | ':');
     while at < text.len() {
         // A sentence with the punctuation that ends it; a reversed one starts with its stop.
         let body = &text[at..];

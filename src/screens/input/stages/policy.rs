@@ -405,6 +405,9 @@ impl Policy {
                         f.term_ends.push((word, m.end()));
                     }
                     Slot::Unless => f.unless = true,
+                    // A way out that is itself negated is none: "approve my own request
+                    // without sending it to a checker" does not send it to one.
+                    Slot::Except if words.negated_before(word) => {}
                     Slot::Except => {
                         f.except.push(word);
                         f.except_ends.push(m.end());
@@ -692,6 +695,51 @@ description = "Exporting a customer's statement: normal or abusive by purpose"
 action = "review"
 all = [["export"], ["statement"]]
 "#;
+
+    #[test]
+    fn negation_stops_at_a_clause_mark_and_a_negated_way_out_is_none() {
+        let p = policy(
+            r#"
+window_words = 12
+[[rule]]
+id = "passed_anyway"
+description = "A failed check passed anyway"
+action = "block"
+all = [["pass"], ["match"], ["anyway"]]
+[[rule]]
+id = "own_approval"
+description = "Approving one's own request"
+action = "block"
+all = [["approv"], ["my own"]]
+except = ["send it to"]
+[[rule]]
+id = "switched_off"
+description = "A control switched off"
+action = "block"
+all = [["turn off"], ["alerts"]]
+"#,
+        );
+        let ids = |text: &str| rule_ids(&p, text);
+        for (text, want) in [
+            // The "not" belongs to "match", in the clause before.
+            (
+                "The face did not match, pass it anyway",
+                vec!["passed_anyway"],
+            ),
+            ("The face did not match so do not pass it anyway", vec![]),
+            // A way out that is itself negated is none.
+            (
+                "Approve my own request without sending it to a checker",
+                vec!["own_approval"],
+            ),
+            ("Approve my own request and send it to the checker", vec![]),
+            // A phrase's verb in its other forms.
+            ("Turning off the alerts would help", vec!["switched_off"]),
+            ("Get the alerts turned off", vec!["switched_off"]),
+        ] {
+            assert_eq!(ids(text), want, "{text}");
+        }
+    }
 
     #[test]
     fn order_inflection_negation_and_distance() {

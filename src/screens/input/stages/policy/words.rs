@@ -699,6 +699,18 @@ impl<'a> Words<'a> {
         self.negated_span(i, i)
     }
 
+    /// A negation right before word `first` ("without sending", "don't send"), in the same
+    /// clause; the Bangla negation after a verb is not read here (in "কেন দেখাচ্ছে না" it negates
+    /// the verb, not the "why" before it).
+    pub fn negated_before(&self, first: usize) -> bool {
+        let whole = |k: &usize| !self.fragment[*k];
+        (first.saturating_sub(NEGATION_REACH)..first)
+            .rev()
+            .take_while(|&k| !self.breaks[k + 1])
+            .filter(whole)
+            .any(|k| NEGATIONS_BEFORE.contains(&self.word(k)))
+    }
+
     /// An action of words `first..=last` that a negation governs: before its first word or
     /// after its last, so a term that says its own negation ("দরকার নেই", "করবেন না": no need,
     /// don't) is not negated by it.
