@@ -193,7 +193,34 @@ fn next_token(source: &str, pos: usize) -> Option<(usize, usize)> {
     let len = source[start..]
         .find(char::is_whitespace)
         .unwrap_or(source.len() - start);
-    Some((start, start + len))
+    Some((start, script_break(source, start, start + len)))
+}
+
+/// Where a token ends early: at a punctuation mark between a Latin letter and a Bengali one
+/// ("prompt-এ", "OTP-টা", "friend-এর"): mixed writing glues a Bangla suffix to an English word,
+/// and the English word is a word of its own (punctuation inside one script's word is a
+/// disguise and stays inside).
+fn script_break(source: &str, start: usize, end: usize) -> usize {
+    let bengali = |c: char| ('\u{0980}'..='\u{09FF}').contains(&c);
+    let token = &source[start..end];
+    if token.is_ascii() {
+        return end;
+    }
+    let mut prev: Option<char> = None;
+    let mut chars = token.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let punct = matches!(
+            c,
+            '-' | '\u{2010}' | '\u{2011}' | '\u{2013}' | '_' | '\'' | '\u{2019}'
+        );
+        if let (true, Some(p), Some(&(_, n))) = (punct, prev, chars.peek()) {
+            if (p.is_ascii_alphabetic() && bengali(n)) || (bengali(p) && n.is_ascii_alphabetic()) {
+                return start + at;
+            }
+        }
+        prev = Some(c);
+    }
+    end
 }
 
 /// What one token holds once read.
