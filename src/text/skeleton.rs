@@ -203,7 +203,14 @@ fn next_token(source: &str, pos: usize) -> Option<(usize, usize)> {
 fn script_break(source: &str, start: usize, end: usize) -> usize {
     let bengali = |c: char| ('\u{0980}'..='\u{09FF}').contains(&c);
     let token = &source[start..end];
-    if token.is_ascii() {
+    // Cheap first (most tokens): one script only, or no mark that could join two.
+    let bytes = token.as_bytes();
+    if token.is_ascii()
+        || !bytes.iter().any(u8::is_ascii_alphabetic)
+        || !bytes
+            .iter()
+            .any(|&b| matches!(b, b'-' | b'_' | b'\'' | 0xE2))
+    {
         return end;
     }
     let mut prev: Option<char> = None;

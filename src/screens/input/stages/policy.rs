@@ -372,20 +372,50 @@ impl Policy {
         let Some(automaton) = &matcher.automaton else {
             return readings;
         };
-        let mut found: Vec<Option<Found>> = vec![None; self.rules.len()];
+        // First pass, no allocation per rule: which groups of each rule a word matched, and
+        // its `unless`. Only a rule with every word group (or an `unless`) can be read
+        // otherwise than silent, so only those are recorded in full below.
+        let mut hits: Vec<(usize, usize, usize, usize)> = Vec::new();
+        let mut seen: Vec<u64> = vec![0; self.rules.len()];
+        const UNLESS_BIT: u64 = 1 << 63;
         for m in automaton.find_overlapping_iter(&words.joined) {
             // The letters of a word spelled out are no words: the skeleton reads the word.
             let Some(word) = words.starting_at(m.start()).filter(|&w| !words.spelled(w)) else {
                 continue;
             };
-            for &(r, slot) in &matcher.targets[m.pattern().as_usize()] {
+            let pattern = m.pattern().as_usize();
+            for &(r, slot) in &matcher.targets[pattern] {
+                match slot {
+                    Slot::Group(g) if g < 63 => seen[r] |= 1 << g,
+                    Slot::Unless => seen[r] |= UNLESS_BIT,
+                    _ => {}
+                }
+            }
+            hits.push((pattern, word, m.start(), m.end()));
+        }
+        let live: Vec<bool> = self
+            .rules
+            .iter()
+            .zip(&seen)
+            .map(|(rule, &bits)| {
+                bits & UNLESS_BIT != 0
+                    || (0..rule.groups)
+                        .all(|g| g >= 63 || bits & (1 << g) != 0 || !rule.detectors[g].is_empty())
+            })
+            .collect();
+        let mut found: Vec<Option<Found>> = vec![None; self.rules.len()];
+        for &(pattern, word, start, end) in &hits {
+            for &(r, slot) in &matcher.targets[pattern] {
+                if !live[r] {
+                    continue;
+                }
                 let f = found[r].get_or_insert_with(|| Found {
                     groups: vec![Vec::new(); self.rules[r].groups],
                     ..Found::default()
                 });
                 // The term's last word: a negation after it governs the action.
                 let last = || {
-                    word + words.joined[m.start()..m.end()]
+                    word + words.joined[start..end]
                         .trim_end()
                         .bytes()
                         .filter(|b| *b == b' ')
@@ -402,7 +432,7 @@ impl Policy {
                     }
                     Slot::Group(g) => {
                         f.groups[g].push(word);
-                        f.term_ends.push((word, m.end()));
+                        f.term_ends.push((word, end));
                     }
                     Slot::Unless => f.unless = true,
                     // A way out that is itself negated is none: "approve my own request
@@ -410,7 +440,7 @@ impl Policy {
                     Slot::Except if words.negated_before(word) => {}
                     Slot::Except => {
                         f.except.push(word);
-                        f.except_ends.push(m.end());
+                        f.except_ends.push(end);
                     }
                 }
             }
