@@ -194,47 +194,52 @@ fn replace_uses(text: &str, names: &[(String, String)]) -> String {
     let mut i = 0;
     while i < chars.len() {
         let (at, c) = chars[i];
-        // A slot: an opener, a name, its closer.
-        if let Some((filled, used)) = slot_at(&text[at..], &value) {
-            out.push_str(&filled);
-            let end = at + used;
-            while i < chars.len() && chars[i].0 < end {
+        let word_start = i == 0 || !is_name_char(chars[i - 1].1);
+        match use_at(text, at, word_start, &value) {
+            Some((with, end)) => {
+                out.push_str(&with);
+                while i < chars.len() && chars[i].0 < end {
+                    i += 1;
+                }
+            }
+            None => {
+                out.push(c);
                 i += 1;
             }
-            continue;
         }
-        // A name at a word start: joined names ("A+B") or a bare capitalised name.
-        if is_name_char(c) && (i == 0 || !is_name_char(chars[i - 1].1)) {
-            let len = text[at..]
-                .find(|c: char| !is_name_char(c))
-                .unwrap_or(text.len() - at);
-            let name = &text[at..at + len];
-            // Not the name's own assignment.
-            let rest = text[at + len..].trim_start();
-            let assigned = rest.starts_with('=') || rest.starts_with(":=");
-            if let (Some(v), false) = (value(name), assigned) {
-                if let Some((joined, used)) = joined_at(&text[at..], &value) {
-                    out.push_str(&joined);
-                    let end = at + used;
-                    while i < chars.len() && chars[i].0 < end {
-                        i += 1;
-                    }
-                    continue;
-                }
-                if name.chars().count() >= 3 && name.chars().all(|c| !c.is_lowercase()) {
-                    out.push_str(v);
-                    let end = at + len;
-                    while i < chars.len() && chars[i].0 < end {
-                        i += 1;
-                    }
-                    continue;
-                }
-            }
-        }
-        out.push(c);
-        i += 1;
     }
     out
+}
+
+/// A use of a name at byte `at`: a slot, joined names ("A+B") or, at a word start, a bare
+/// capitalised name; its value and where the use ends.
+fn use_at<'a>(
+    text: &str,
+    at: usize,
+    word_start: bool,
+    value: &dyn Fn(&str) -> Option<&'a str>,
+) -> Option<(String, usize)> {
+    if let Some((filled, used)) = slot_at(&text[at..], value) {
+        return Some((filled, at + used));
+    }
+    if !word_start || !text[at..].starts_with(is_name_char) {
+        return None;
+    }
+    let len = text[at..]
+        .find(|c: char| !is_name_char(c))
+        .unwrap_or(text.len() - at);
+    let name = &text[at..at + len];
+    // Not the name's own assignment.
+    let rest = text[at + len..].trim_start();
+    if rest.starts_with('=') || rest.starts_with(":=") {
+        return None;
+    }
+    let v = value(name)?;
+    if let Some((joined, used)) = joined_at(&text[at..], value) {
+        return Some((joined, at + used));
+    }
+    (name.chars().count() >= 3 && name.chars().all(|c| !c.is_lowercase()))
+        .then(|| (v.to_string(), at + len))
 }
 
 /// A slot at the start of `s` naming a known name: its value and the bytes it took.

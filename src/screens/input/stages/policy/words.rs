@@ -715,21 +715,12 @@ impl<'a> Words<'a> {
     /// after its last, so a term that says its own negation ("দরকার নেই", "করবেন না": no need,
     /// don't) is not negated by it.
     pub fn negated_span(&self, first: usize, last: usize) -> bool {
-        let i = first;
         // Not over a clause mark: "it did not match, pass it anyway" does not negate "pass".
-        let before = (i.saturating_sub(NEGATION_REACH)..i)
-            .rev()
-            .take_while(|&k| !self.breaks[k + 1]);
         let after = (last + 1..(last + 1 + NEGATION_REACH).min(self.spans.len()))
             .take_while(|&k| !self.breaks[k]);
-        let whole = |k: &usize| !self.fragment[*k];
-        before
-            .into_iter()
-            .filter(whole)
-            .any(|k| NEGATIONS_BEFORE.contains(&self.word(k)))
+        self.negated_before(first)
             || after
-                .into_iter()
-                .filter(whole)
+                .filter(|&k| !self.fragment[k])
                 .any(|k| NEGATIONS_AFTER.contains(&self.word(k)) && !self.participle_after(k))
     }
 
