@@ -618,8 +618,11 @@ impl PatternSet {
     }
 }
 
-/// One position from every group, all within `window` words, and no `except` position within
-/// `window` words of the action. An action that points back (`bridged`: "make them
+/// How near an `except` term must stand to a term of a later group to qualify it.
+const QUALIFIER_WORDS: usize = 2;
+
+/// One position from every group, all within `window` words, no `except` position within
+/// `window` words of the action and none within [`QUALIFIER_WORDS`] of another group's term. An action that points back (`bridged`: "make them
 /// disappear") reaches [`BRIDGE_WORDS`] back for the other groups, over sentence ends.
 fn within(
     groups: &[Vec<usize>],
@@ -653,6 +656,9 @@ fn within(
                 .iter()
                 // Another word than the action's: "email" in "personal email" is not both.
                 .filter(|&&p| p >= lo && p <= hi && p != a)
+                // A term an `except` stands next to is qualified by it: "promotional SMS"
+                // is not the SMS alerts of `alerts_off`, however far its action is.
+                .filter(|&&p| !except.iter().any(|&q| q.abs_diff(p) <= QUALIFIER_WORDS))
                 .min_by_key(|&&p| p.abs_diff(a))
                 .map(|&p| {
                     min = min.min(p);

@@ -84,8 +84,10 @@ impl<'a> Vocabulary<'a> {
                 Err(e) => problems.push(e),
             }
             // A phrase that starts with a verb matches the verb's other forms too ("turn off":
-            // turning off, turned off, turns off); a one-word term is a prefix already.
-            for form in inflected(written) {
+            // turning off, turned off, turns off); a one-word term is a prefix already. A
+            // Bangla term matches its other spellings of short and long i and u ("কীভাবে" is
+            // written "কিভাবে" as often).
+            for form in inflected(written).into_iter().chain(spellings(written)) {
                 if let Ok(t) = words_term(&form) {
                     out.push(t);
                 }
@@ -205,6 +207,44 @@ fn words_term(written: &str) -> Result<Term, String> {
     })
 }
 
+/// The Bangla vowel signs written either way: short and long i, short and long u.
+const SPELLED_EITHER_WAY: [(char, char); 2] = [('\u{09BF}', '\u{09C0}'), ('\u{09C1}', '\u{09C2}')];
+
+/// A Bangla term's other spellings of its i and u signs (ি/ী, ু/ূ): each sign flipped on its
+/// own, and all flipped together; nothing for a term without one.
+fn spellings(written: &str) -> Vec<String> {
+    let flip = |c: char| {
+        SPELLED_EITHER_WAY.iter().find_map(|&(a, b)| {
+            if c == a {
+                Some(b)
+            } else if c == b {
+                Some(a)
+            } else {
+                None
+            }
+        })
+    };
+    let chars: Vec<char> = written.chars().collect();
+    let at: Vec<usize> = (0..chars.len())
+        .filter(|&i| flip(chars[i]).is_some())
+        .collect();
+    let mut forms = Vec::new();
+    let flipped = |which: &[usize]| -> String {
+        let mut c = chars.clone();
+        for &i in which {
+            c[i] = flip(c[i]).unwrap_or(c[i]);
+        }
+        c.into_iter().collect()
+    };
+    for &i in &at {
+        forms.push(flipped(&[i]));
+    }
+    if at.len() > 1 {
+        forms.push(flipped(&at));
+    }
+    forms
+}
+
 /// Words that start a phrase without being its verb.
 const NOT_VERBS: &[&str] = &[
     "a", "an", "the", "my", "his", "her", "their", "our", "your", "its", "of", "for", "to", "with",
@@ -313,6 +353,21 @@ fn is_possessive_term(folded: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bangla_term_matches_its_other_i_and_u_spellings() {
+        assert_eq!(spellings("কীভাবে"), vec!["কিভাবে".to_string()]);
+        assert_eq!(
+            spellings("কী করি"),
+            vec![
+                "কি করি".to_string(),
+                "কী করী".to_string(),
+                "কি করী".to_string()
+            ]
+        );
+        assert!(spellings("delete").is_empty());
+        assert!(spellings("টাকা").is_empty());
+    }
 
     #[test]
     fn a_phrase_starting_with_a_verb_matches_its_other_forms() {
