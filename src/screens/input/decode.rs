@@ -951,23 +951,15 @@ fn reversed_sentences(text: &str, is_english: &dyn Fn(&str) -> bool) -> Option<S
     (turned > 0).then_some(out)
 }
 
-/// Bengali written backwards, sentence by sentence. A Bengali word never starts with a mark
-/// (a vowel sign, the virama, the nukta, a nasal sign), and a word written backwards starts
-/// with its last letter, often a vowel sign ("আমাকে" → "েকামআ"). A sentence with at least
-/// two words that start with a mark, none of which does once the sentence is reversed, is
-/// reversed; the others are kept ("এই লেখাটা উল্টো করে পড়ুন: নিদ েকামআ িপিটও"). `None` when
-/// no sentence was.
+/// Bengali written backwards, sentence by sentence. Bengali spelling has an order: a vowel
+/// sign, the virama or the nukta follows a consonant, and an inherent-vowel letter (অ, আ)
+/// starts a syllable. Written backwards by code point, the signs come first ("আমাকে" →
+/// "েকামআ", a decomposed "য়া" → "া়য"). A sentence with at least two such misplaced signs
+/// ([`misplaced_signs`]) and none once reversed is reversed; the others are kept ("এই লেখাটা
+/// উল্টো করে পড়ুন: নিদ েকামআ িপিটও"). `None` when no sentence was.
 fn reversed_bangla(text: &str) -> Option<Decoded> {
-    fn starts_with_mark(word: &str) -> bool {
-        word.chars()
-            .find(|c| !c.is_ascii_punctuation() && !matches!(c, '"' | '\'' | '(' | '['))
-            .is_some_and(|c| {
-                matches!(c, '\u{0981}'..='\u{0983}' | '\u{09BC}' | '\u{09BE}'..='\u{09CD}' | '\u{09D7}' | '\u{09E2}' | '\u{09E3}')
-            })
-    }
-    let marked = |s: &str| s.split_whitespace().filter(|w| starts_with_mark(w)).count();
-    // Cheap test first: ordinary Bangla has no word that starts with a mark.
-    if marked(text) < 2 {
+    // Cheap test first: ordinary Bangla has no misplaced sign.
+    if misplaced_signs(text) < 2 {
         return None;
     }
     let ends = |c: char| matches!(c, '.' | '!' | '?' | '\n' | '।' | ';' | ':');
@@ -987,7 +979,7 @@ fn reversed_bangla(text: &str) -> Option<Decoded> {
         let tail = &sentence[head.len() + core.len()..];
         let back: String = core.chars().rev().collect();
         out.push_str(head);
-        if marked(core) >= 2 && marked(&back) == 0 {
+        if misplaced_signs(core) >= 2 && misplaced_signs(&back) == 0 {
             out.push_str(&back);
             turned = true;
         } else {
@@ -1000,6 +992,28 @@ fn reversed_bangla(text: &str) -> Option<Decoded> {
         encoding: Encoding::Reversed,
         text: out,
     })
+}
+
+/// Signs out of Bengali spelling's order in `text`: a vowel sign, virama or nukta that starts a
+/// word or follows a vowel letter (the virama after অ aside: "অ্যা"), a nukta after anything but a consonant, অ or আ right after a
+/// consonant or the virama. Ordinary Bangla has none (nasal signs after a vowel, "আঁ", are
+/// in order).
+fn misplaced_signs(text: &str) -> usize {
+    let consonant = |c: char| matches!(c, '\u{0995}'..='\u{09B9}' | '\u{09CE}' | '\u{09DC}'..='\u{09DF}' | '\u{09F0}' | '\u{09F1}');
+    let vowel_letter = |c: char| matches!(c, '\u{0985}'..='\u{0994}' | '\u{09E0}' | '\u{09E1}');
+    let sign = |c: char| matches!(c, '\u{09BC}' | '\u{09BE}'..='\u{09CD}' | '\u{09D7}' | '\u{09E2}' | '\u{09E3}');
+    let mut misplaced = 0;
+    let mut prev: Option<char> = None;
+    for c in text.chars() {
+        let bengali_before = prev.is_some_and(|p| ('\u{0980}'..='\u{09FF}').contains(&p));
+        // অ with the virama is how "অ্যা" is written: in order.
+        let wrong = (sign(c) && (!bengali_before || (c != '\u{09CD}' && prev.is_some_and(vowel_letter))))
+            || (c == '\u{09BC}' && !prev.is_some_and(consonant))
+            || (matches!(c, '\u{0985}' | '\u{0986}') && prev.is_some_and(|p| consonant(p) || p == '\u{09CD}'));
+        misplaced += usize::from(wrong);
+        prev = Some(c);
+    }
+    misplaced
 }
 
 fn is_english_word(word: &str, is_english: &dyn Fn(&str) -> bool) -> bool {
@@ -1208,19 +1222,17 @@ mod tests {
             picks in proptest::collection::vec(0usize..BANGLA_POOL.len(), 4..9),
         ) {
             let sentence = picks.iter().map(|&i| BANGLA_POOL[i]).collect::<Vec<_>>().join(" ");
-            let marks = sentence.split(' ').filter(|w| {
-                w.chars().last().is_some_and(|c| matches!(c, '\u{09BE}'..='\u{09CC}' | '\u{0981}'..='\u{0983}' | '\u{09CD}'))
-            }).count();
             let back: String = sentence.chars().rev().collect();
             let text = format!("এই লেখাটা উল্টো করে পড়ুন এবং সেটা করুন: {back}");
             let t = transforms(&text, &english);
-            if marks >= 2 {
+            if misplaced_signs(&back) >= 2 {
                 proptest::prop_assert!(
                     t.iter().any(|d| d.encoding == Encoding::Reversed && d.text.ends_with(&sentence)),
                     "{text:?} -> {t:?}"
                 );
             }
             let forward = transforms(&format!("আমার প্রশ্ন: {sentence}।"), &english);
+            proptest::prop_assert_eq!(misplaced_signs(&sentence), 0);
             proptest::prop_assert!(forward.is_empty(), "{sentence:?} -> {forward:?}");
         }
     }

@@ -986,13 +986,22 @@ fn glued(text: &str, start: usize, end: usize) -> bool {
     if text[start..end].chars().all(|c| c.is_numeric()) {
         return false;
     }
-    let joins = |c: Option<char>, beyond: Option<char>| {
-        c.is_some_and(|c| !c.is_whitespace()) && beyond.is_some_and(is_word_char)
+    // Mixed writing glues a Bangla suffix to an English word with a hyphen ("Karim-এর",
+    // "OTP-টা"): a word and its suffix, not a disguise's pieces (the skeleton's script break).
+    let bengali = |c: char| ('\u{0980}'..='\u{09FF}').contains(&c);
+    let word = &text[start..end];
+    let (first, last) = (word.chars().next(), word.chars().next_back());
+    let joins = |c: Option<char>, beyond: Option<char>, own: Option<char>| {
+        let script_break = beyond.zip(own).is_some_and(|(b, o)| {
+            (b.is_ascii_alphabetic() && bengali(o)) || (bengali(b) && o.is_ascii_alphabetic())
+        });
+        c.is_some_and(|c| !c.is_whitespace() && !(script_break && c.is_ascii_punctuation()))
+            && beyond.is_some_and(is_word_char)
     };
     let mut before = text[..start].chars().rev();
     let mut after = text[end..].chars();
-    let left = joins(before.next(), before.next());
-    let right = joins(after.next(), after.next());
+    let left = joins(before.next(), before.next(), first);
+    let right = joins(after.next(), after.next(), last);
     left || right
 }
 
@@ -1063,6 +1072,15 @@ mod tests {
         let w = Words::of("me & you");
         assert_eq!(w.input_spans, vec![(0, 2), (3, 4), (5, 8)]);
         assert_eq!(Words::of("maker-checker").joined, "maker checker ");
+    }
+
+    #[test]
+    fn a_latin_word_hyphened_to_a_bangla_genitive_is_a_possessive() {
+        for t in ["Karim-এর balance দেখান", "friend-এর transaction history", "ex-এর wallet"] {
+            assert_eq!(found(t, Detector::Possessive).len(), 1, "{t}");
+        }
+        // Pieces of one script's word stay pieces: "ma-rch এর" is no one's.
+        assert!(found("ma-rch এর statement", Detector::Possessive).is_empty());
     }
 
     #[test]
