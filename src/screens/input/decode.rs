@@ -1001,15 +1001,22 @@ fn reversed_bangla(text: &str) -> Option<Decoded> {
 fn misplaced_signs(text: &str) -> usize {
     let consonant = |c: char| matches!(c, '\u{0995}'..='\u{09B9}' | '\u{09CE}' | '\u{09DC}'..='\u{09DF}' | '\u{09F0}' | '\u{09F1}');
     let vowel_letter = |c: char| matches!(c, '\u{0985}'..='\u{0994}' | '\u{09E0}' | '\u{09E1}');
-    let sign = |c: char| matches!(c, '\u{09BC}' | '\u{09BE}'..='\u{09CD}' | '\u{09D7}' | '\u{09E2}' | '\u{09E3}');
+    let sign = |c: char| {
+        matches!(
+            c,
+            '\u{09BC}' | '\u{09BE}'..='\u{09CD}' | '\u{09D7}' | '\u{09E2}' | '\u{09E3}'
+        )
+    };
     let mut misplaced = 0;
     let mut prev: Option<char> = None;
     for c in text.chars() {
         let bengali_before = prev.is_some_and(|p| ('\u{0980}'..='\u{09FF}').contains(&p));
         // অ with the virama is how "অ্যা" is written: in order.
-        let wrong = (sign(c) && (!bengali_before || (c != '\u{09CD}' && prev.is_some_and(vowel_letter))))
+        let wrong = (sign(c)
+            && (!bengali_before || (c != '\u{09CD}' && prev.is_some_and(vowel_letter))))
             || (c == '\u{09BC}' && !prev.is_some_and(consonant))
-            || (matches!(c, '\u{0985}' | '\u{0986}') && prev.is_some_and(|p| consonant(p) || p == '\u{09CD}'));
+            || (matches!(c, '\u{0985}' | '\u{0986}')
+                && prev.is_some_and(|p| consonant(p) || p == '\u{09CD}'));
         misplaced += usize::from(wrong);
         prev = Some(c);
     }

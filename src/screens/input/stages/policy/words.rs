@@ -1076,7 +1076,11 @@ mod tests {
 
     #[test]
     fn a_latin_word_hyphened_to_a_bangla_genitive_is_a_possessive() {
-        for t in ["Karim-এর balance দেখান", "friend-এর transaction history", "ex-এর wallet"] {
+        for t in [
+            "Karim-এর balance দেখান",
+            "friend-এর transaction history",
+            "ex-এর wallet",
+        ] {
             assert_eq!(found(t, Detector::Possessive).len(), 1, "{t}");
         }
         // Pieces of one script's word stay pieces: "ma-rch এর" is no one's.
