@@ -38,6 +38,8 @@ pub(super) struct Loader<'a> {
     models: HashMap<String, Option<Arc<EmbeddedModel>>>,
     /// One breaker per remote target (role, URL, model), shared by the products that use it.
     breakers: HashMap<String, Arc<Breaker>>,
+    /// The rule files each policy file includes, for the revisions of the products naming it.
+    pub(super) includes: HashMap<String, Vec<String>>,
 }
 
 impl<'a> Loader<'a> {
@@ -51,6 +53,7 @@ impl<'a> Loader<'a> {
             signatures: HashMap::new(),
             models: HashMap::new(),
             breakers: HashMap::new(),
+            includes: HashMap::new(),
         }
     }
 
@@ -286,13 +289,28 @@ impl<'a> Loader<'a> {
             };
             Ok((rules, tools))
         });
-        let (raw, tool_sections) = match sections {
+        let (mut raw, tool_sections) = match sections {
             Ok(s) => s,
             Err(e) => {
                 self.problem(rel, "-", e.message().trim().to_string(), hint);
                 return none();
             }
         };
+        let includes = std::mem::take(&mut raw.include);
+        for inc in &includes {
+            let Some(text) = self.read_text(rel, "include", inc) else {
+                continue;
+            };
+            match toml::from_str::<RawPolicy>(&text) {
+                Ok(part) => {
+                    for p in raw.take_in(part) {
+                        self.problem(inc, "-", p, hint);
+                    }
+                }
+                Err(e) => self.problem(inc, "-", e.message().trim().to_string(), hint),
+            }
+        }
+        self.includes.insert(rel.to_string(), includes);
         (self.rules(rel, raw), self.tools(rel, tool_sections))
     }
 

@@ -347,6 +347,13 @@ fn revision(
     files.push(raw.judge.prompt.clone());
     files.push(raw.lookup.prompt.clone());
     files.push(raw.policy.rules.clone());
+    files.extend(
+        l.includes
+            .get(&raw.policy.rules)
+            .into_iter()
+            .flatten()
+            .cloned(),
+    );
     if raw.guard.model_path.is_empty() {
         rev.add("builtin-model", BUILTIN_DIGEST.as_bytes());
     } else {

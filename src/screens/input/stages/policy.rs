@@ -66,6 +66,12 @@ impl PolicyAction {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPolicy {
+    /// Rule files whose `[terms]` and rules this one takes in (`include = ["policies/harm.toml"]`,
+    /// relative to the config directory): rules every product shares, written once. An
+    /// included file holds rules and terms only, includes nothing, and names no class or rule
+    /// this one names.
+    #[serde(default)]
+    pub include: Vec<String>,
     /// How many words a rule's terms may span.
     #[serde(default = "default_window")]
     pub window_words: usize,
@@ -79,6 +85,40 @@ pub struct RawPolicy {
 
 fn default_window() -> usize {
     6
+}
+
+impl RawPolicy {
+    /// Takes in an included file's terms and rules; its rules keep its own `window_words`.
+    /// What cannot be merged (a nested include, a class or rule named in both) is returned.
+    pub fn take_in(&mut self, part: RawPolicy) -> Vec<String> {
+        let mut problems = Vec::new();
+        if !part.include.is_empty() {
+            problems.push("an included rule file includes nothing itself".to_string());
+        }
+        for (name, terms) in part.terms {
+            match self.terms.entry(name) {
+                std::collections::btree_map::Entry::Occupied(e) => problems.push(format!(
+                    "class `{}` is defined in both files: rename one",
+                    e.key()
+                )),
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    e.insert(terms);
+                }
+            }
+        }
+        for mut rule in part.rules {
+            if self.rules.iter().any(|r| r.id == rule.id) {
+                problems.push(format!(
+                    "rule `{}` is defined in both files: rename one",
+                    rule.id
+                ));
+                continue;
+            }
+            rule.window_words = rule.window_words.or(Some(part.window_words));
+            self.rules.push(rule);
+        }
+        problems
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -437,7 +477,7 @@ impl Policy {
                     Slot::Unless => f.unless = true,
                     // A way out that is itself negated is none: "approve my own request
                     // without sending it to a checker" does not send it to one.
-                    Slot::Except if words.negated_before(word) => {}
+                    Slot::Except if words.except_negated(word) => {}
                     Slot::Except => {
                         f.except.push(word);
                         f.except_ends.push(end);
@@ -839,6 +879,63 @@ except = ["marketing", "promotional"]
 examples = ["Turn off the alerts on account 1234"]
 not_examples = ["How do I turn off marketing notifications on his profile?"]
 "##;
+
+    #[test]
+    fn an_included_file_brings_its_terms_and_rules_with_its_own_window() {
+        let parse = |t: &str| match toml::from_str::<RawPolicy>(t) {
+            Ok(r) => r,
+            Err(e) => panic!("{e}"),
+        };
+        let mut main = parse(
+            r#"
+include = ["harm.toml"]
+window_words = 6
+[terms]
+act = ["delet"]
+[[rule]]
+id = "a"
+description = "d"
+action = "block"
+all = [["@act"], ["log"]]
+"#,
+        );
+        let part = parse(
+            r#"
+window_words = 14
+[terms]
+make = ["make", "build"]
+[[rule]]
+id = "b"
+description = "d"
+action = "block"
+all = [["@make"], ["bomb "]]
+"#,
+        );
+        assert!(main.take_in(part).is_empty());
+        assert_eq!(main.rules[1].window_words, Some(14));
+        let policy = match Policy::build(main) {
+            Ok(p) => p,
+            Err(e) => panic!("{e:?}"),
+        };
+        // Ten words apart: inside the included rule's window, outside the file's own.
+        assert_eq!(
+            rule_ids(
+                &policy,
+                "make for me at home today on the kitchen table a bomb"
+            ),
+            ["b"]
+        );
+        assert!(rule_ids(
+            &policy,
+            "delete for me at home today on the kitchen table the log"
+        )
+        .is_empty());
+        // A class or rule named in both, and a nested include, are each a problem.
+        let mut again = parse("[terms]\nmake = [\"x\"]\n[[rule]]\nid = \"b\"\ndescription = \"d\"\naction = \"block\"\nall = [[\"@make\"]]\n");
+        let nested = parse("include = [\"other.toml\"]\n[terms]\nmake = [\"y\"]\n[[rule]]\nid = \"b\"\ndescription = \"d\"\naction = \"block\"\nall = [[\"@make\"]]\n");
+        let problems = again.take_in(nested);
+        assert_eq!(problems.len(), 3, "{problems:?}");
+    }
 
     #[test]
     fn concepts_detectors_and_except() {

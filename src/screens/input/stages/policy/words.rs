@@ -703,8 +703,19 @@ impl<'a> Words<'a> {
     /// clause; the Bangla negation after a verb is not read here (in "কেন দেখাচ্ছে না" it negates
     /// the verb, not the "why" before it).
     pub fn negated_before(&self, first: usize) -> bool {
+        self.negated_within(first, NEGATION_REACH)
+    }
+
+    /// A way out (`except`) that is negated itself: the negation right before its first word
+    /// ("without sending it to a checker", "don't send it to"). One word only: in "how can I
+    /// not bomb the test" the "not" negates "bomb", not the "the test" that says what it is.
+    pub fn except_negated(&self, first: usize) -> bool {
+        self.negated_within(first, 1)
+    }
+
+    fn negated_within(&self, first: usize, reach: usize) -> bool {
         let whole = |k: &usize| !self.fragment[*k];
-        (first.saturating_sub(NEGATION_REACH)..first)
+        (first.saturating_sub(reach)..first)
             .rev()
             .take_while(|&k| !self.breaks[k + 1])
             .filter(whole)
@@ -995,7 +1006,7 @@ fn glued(text: &str, start: usize, end: usize) -> bool {
         let script_break = beyond.zip(own).is_some_and(|(b, o)| {
             (b.is_ascii_alphabetic() && bengali(o)) || (bengali(b) && o.is_ascii_alphabetic())
         });
-        c.is_some_and(|c| !c.is_whitespace() && !(script_break && c.is_ascii_punctuation()))
+        c.is_some_and(|c| !(c.is_whitespace() || script_break && c.is_ascii_punctuation()))
             && beyond.is_some_and(is_word_char)
     };
     let mut before = text[..start].chars().rev();
