@@ -48,8 +48,8 @@ pub fn builtin() -> Result<&'static TokenVectors, ModelError> {
 pub struct TokenVectors {
     dims: usize,
     /// Word-initial pieces and `##` continuation pieces (stored without the mark) → row.
-    initial: HashMap<Box<str>, u32>,
-    continuation: HashMap<Box<str>, u32>,
+    initial: HashMap<Box<str>, u32, foldhash::fast::RandomState>,
+    continuation: HashMap<Box<str>, u32, foldhash::fast::RandomState>,
     /// Longest piece, in bytes: no longer prefix is ever tried.
     max_piece: usize,
     scales: Vec<f32>,
@@ -86,7 +86,7 @@ impl TokenVectors {
         let mut r = Reader::open(bytes, MAGIC)?;
         let dims = r.u32()? as usize;
         let count = r.u32()? as usize;
-        let (mut initial, mut continuation) = (HashMap::new(), HashMap::new());
+        let (mut initial, mut continuation) = (HashMap::default(), HashMap::default());
         let mut max_piece = 0;
         for row in 0..count as u32 {
             let len = usize::from(r.u8()?);

@@ -43,7 +43,7 @@ struct TurnRule {
 
 /// Folded phrases, split into words, by their first word.
 #[derive(Default)]
-struct Phrases(HashMap<String, Vec<Vec<String>>>);
+struct Phrases(HashMap<String, Vec<Vec<String>>, foldhash::fast::RandomState>);
 
 impl Phrases {
     fn add(&mut self, phrase: &str, value: impl FnOnce(Vec<String>) -> Vec<String>) {
@@ -94,7 +94,7 @@ struct Classes {
     rules: Vec<TurnRule>,
     /// Marker phrases, by first word, each with the rule it belongs to (the last element).
     markers: Phrases,
-    openers: std::collections::HashSet<String>,
+    openers: std::collections::HashSet<String, foldhash::fast::RandomState>,
 }
 
 static CLASSES: LazyLock<Classes> = LazyLock::new(|| {
@@ -346,7 +346,11 @@ fn cuts(line: &str, folded: &str, out: &mut Vec<Cut>) {
 
 /// `word` (as written) opens a sentence after `before`: a listed opener with a capital (not an
 /// acronym) after a word that ends in a lower-case letter or a digit.
-fn starts_sentence(before: &str, word: &str, openers: &std::collections::HashSet<String>) -> bool {
+fn starts_sentence(
+    before: &str,
+    word: &str,
+    openers: &std::collections::HashSet<String, foldhash::fast::RandomState>,
+) -> bool {
     let mut chars = word.chars();
     let (Some(first), second) = (chars.next(), chars.next()) else {
         return false;

@@ -486,7 +486,8 @@ impl Policy {
             }
         }
         // Detectors run only for rules whose word groups all matched, each at most once.
-        let mut detected: HashMap<Detector, Vec<usize>> = HashMap::new();
+        let mut detected: HashMap<Detector, Vec<usize>, foldhash::fast::RandomState> =
+            HashMap::default();
         for (r, (f, rule)) in found.iter_mut().zip(&self.rules).enumerate() {
             let Some(f) = f else { continue };
             f.drop_excepts_inside_terms();
@@ -585,7 +586,7 @@ struct Patterns {
 /// Patterns of one form, each once, with the (rule, slot) pairs it stands in.
 #[derive(Default)]
 struct PatternSet {
-    index: HashMap<String, usize>,
+    index: HashMap<String, usize, foldhash::fast::RandomState>,
     targets: Vec<Vec<(usize, Slot)>>,
 }
 

@@ -120,7 +120,8 @@ impl Matcher {
         lines: Vec<(Vec<Slot>, Origin)>,
         non_ascii: bool,
     ) -> Result<Self, SignatureError> {
-        let mut anchor_ids: HashMap<String, usize> = HashMap::new();
+        let mut anchor_ids: HashMap<String, usize, foldhash::fast::RandomState> =
+            HashMap::default();
         let mut anchors: Vec<String> = Vec::new();
         let mut starts: Vec<Vec<usize>> = Vec::new();
         let (lines, origins): (Vec<_>, Vec<_>) = lines.into_iter().unzip();
@@ -283,7 +284,8 @@ fn line_anchors(slots: &[Slot]) -> Vec<String> {
     let mut out = Vec::new();
     // A line expanded whole is one slot of thousands of alternatives: a set, not a scan of
     // `out`, keeps each anchor once.
-    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut seen: std::collections::HashSet<String, foldhash::fast::RandomState> =
+        std::collections::HashSet::default();
     for slot in slots {
         let mut may_be_empty = false;
         for alternative in slot {
@@ -751,7 +753,8 @@ fn in_form(
         let at = bad.saturating_sub(1);
         let next = slots.remove(at + 1);
         let mut merged: Vec<String> = Vec::with_capacity(slots[at].len() * next.len());
-        let mut seen = std::collections::HashSet::new();
+        let mut seen: std::collections::HashSet<_, foldhash::fast::RandomState> =
+            std::collections::HashSet::default();
         for a in &slots[at] {
             for b in &next {
                 let joined = format!("{a}{b}");

@@ -53,7 +53,8 @@ impl<'a> Vocabulary<'a> {
         // The first of equal terms is kept; compared as values, not as their printed forms (a
         // string per term made start-up's policy build half as long again).
         let first: Vec<bool> = {
-            let mut seen = std::collections::HashSet::new();
+            let mut seen: std::collections::HashSet<_, foldhash::fast::RandomState> =
+                std::collections::HashSet::default();
             out.iter().map(|t| seen.insert(t)).collect()
         };
         let mut first = first.into_iter();
