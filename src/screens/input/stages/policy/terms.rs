@@ -88,7 +88,11 @@ impl<'a> Vocabulary<'a> {
             // turning off, turned off, turns off); a one-word term is a prefix already. A
             // Bangla term matches its other spellings of short and long i and u ("কীভাবে" is
             // written "কিভাবে" as often).
-            for form in inflected(written).into_iter().chain(spellings(written)) {
+            for form in inflected(written)
+                .into_iter()
+                .chain(spellings(written))
+                .chain(ing_form(written))
+            {
                 if let Ok(t) = words_term(&form) {
                     out.push(t);
                 }
@@ -205,6 +209,26 @@ fn words_term(written: &str) -> Result<Term, String> {
     Ok(Term::Words {
         folded: words,
         skeleton,
+    })
+}
+
+/// A one-word term ending in a silent `e` matches its `-ing` form too: "move" is a prefix of
+/// "moved" and "moves" but not of "moving" ("walk me through moving money from her wallet").
+/// Nothing for other terms (a prefix covers them) or words of three letters or fewer.
+fn ing_form(written: &str) -> Option<String> {
+    let whole = written.ends_with(' ');
+    let word = written.trim();
+    let lower = word.to_ascii_lowercase();
+    let silent_e = lower.len() >= 4
+        && lower.bytes().all(|b| b.is_ascii_lowercase())
+        && lower.ends_with('e')
+        && !["ee", "ye", "oe", "ie"].iter().any(|e| lower.ends_with(e));
+    silent_e.then(|| {
+        format!(
+            "{}ing{}",
+            &lower[..lower.len() - 1],
+            if whole { " " } else { "" }
+        )
     })
 }
 
@@ -354,6 +378,16 @@ fn is_possessive_term(folded: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_word_with_a_silent_e_matches_its_ing_form() {
+        assert_eq!(ing_form("move").as_deref(), Some("moving"));
+        assert_eq!(ing_form("close ").as_deref(), Some("closing "));
+        assert_eq!(ing_form("free"), None);
+        assert_eq!(ing_form("use "), None);
+        assert_eq!(ing_form("turn off"), None);
+        assert_eq!(ing_form("delet"), None);
+    }
 
     #[test]
     fn a_bangla_term_matches_its_other_i_and_u_spellings() {
