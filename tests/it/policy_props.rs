@@ -21,10 +21,29 @@ fn rule_examples() -> &'static Vec<(String, String, String)> {
     C.get_or_init(|| {
         let mut out = Vec::new();
         for product in PRODUCTS {
-            let path = crate::harness::repo_root().join(format!("policies/{product}.toml"));
-            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
-            let doc: toml::Table = toml::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
-            for rule in doc["rule"].as_array().into_iter().flatten() {
+            let root = crate::harness::repo_root();
+            let read = |rel: &str| -> toml::Table {
+                let text =
+                    std::fs::read_to_string(root.join(rel)).unwrap_or_else(|e| panic!("{e}"));
+                toml::from_str(&text).unwrap_or_else(|e| panic!("{e}"))
+            };
+            let doc = read(&format!("policies/{product}.toml"));
+            // The product's own rules and those of the files it includes (policies/harm.toml).
+            let included: Vec<toml::Table> = doc
+                .get("include")
+                .and_then(|i| i.as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(|i| i.as_str())
+                .map(read)
+                .collect();
+            let rules = std::iter::once(&doc).chain(&included).flat_map(|d| {
+                d.get("rule")
+                    .and_then(|r| r.as_array())
+                    .into_iter()
+                    .flatten()
+            });
+            for rule in rules {
                 let id = rule["id"].as_str().unwrap_or_default().to_string();
                 for e in rule
                     .get("examples")
