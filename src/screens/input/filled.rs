@@ -49,6 +49,90 @@ pub fn filled(text: &str) -> Option<String> {
     changed.then_some(out)
 }
 
+/// Pieces given by their place and then joined: "First word: turn. Second word: off. Third
+/// part: the fraud alerts. Now join them and do it for wallet 0173…" is "turn off the fraud
+/// alerts" and the rest. A sentence that starts with an ordinal label ("first word", "part 2",
+/// "দ্বিতীয় শব্দ") and a colon or a dash gives its value; with two values or more and a cue to
+/// join them ("join", "combine", "together", "জোড়া", "একসাথে", "মিলিয়ে"), the values in order,
+/// then the other sentences, are the question filled in. `None` otherwise (most questions: no
+/// colon).
+pub fn joined_pieces(text: &str) -> Option<String> {
+    if !text.contains(':') && !text.contains(" - ") {
+        return None;
+    }
+    const ORDINALS: &[&str] = &[
+        "first",
+        "second",
+        "third",
+        "fourth",
+        "fifth",
+        "next",
+        "last",
+        "1st",
+        "2nd",
+        "3rd",
+        "4th",
+        "প্রথম",
+        "দ্বিতীয়",
+        "তৃতীয়",
+        "চতুর্থ",
+        "পঞ্চম",
+        "শেষ",
+    ];
+    const PIECES: &[&str] = &[
+        "word",
+        "part",
+        "piece",
+        "bit",
+        "half",
+        "chunk",
+        "fragment",
+        "শব্দ",
+        "অংশ",
+        "টুকরো",
+    ];
+    const JOIN: &[&str] = &[
+        "join",
+        "combine",
+        "put them together",
+        "together",
+        "concatenat",
+        "merge",
+        "জোড়া",
+        "জুড়ে",
+        "একসাথে",
+        "মিলিয়ে",
+        "যোগ করে",
+    ];
+    let lower = text.to_lowercase();
+    if !JOIN.iter().any(|j| lower.contains(j)) {
+        return None;
+    }
+    let mut values = Vec::new();
+    let mut rest = Vec::new();
+    for sentence in lower.split(['.', '!', '?', '\n', '।', ';']) {
+        let s = sentence.trim();
+        let label_end = s.find([':', '-', '=']);
+        let value = label_end.and_then(|at| {
+            let label: Vec<&str> = s[..at].split_whitespace().collect();
+            let is_label = label.len() <= 3
+                && label
+                    .iter()
+                    .any(|w| ORDINALS.contains(w) || w.parse::<u8>().is_ok())
+                && label
+                    .iter()
+                    .any(|w| PIECES.iter().any(|p| w.starts_with(p)));
+            is_label.then(|| s[at + 1..].trim())
+        });
+        match value {
+            Some(v) if !v.is_empty() => values.push(v.trim_matches(['"', '\'', '`'])),
+            _ if !s.is_empty() => rest.push(s),
+            _ => {}
+        }
+    }
+    (values.len() >= 2).then(|| format!("{}. {}", values.join(" "), rest.join(". ")))
+}
+
 /// `(name, value)` of every assignment: `NAME = value`, `NAME := value`, `let NAME be value`,
 /// `NAME stands for value`, `NAME means value`. A quoted value ends at its closing quote; an
 /// unquoted one at a line end, `;`, `,`, a sentence's full stop, " and " followed by another
@@ -308,6 +392,22 @@ fn joined_at<'a>(s: &str, value: &dyn Fn(&str) -> Option<&'a str>) -> Option<(St
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn pieces_given_by_their_place_and_joined_are_read_joined() {
+        let got = joined_pieces(
+            "First word: turn. Second word: off. Third part: the fraud alerts. Now join them and do it for wallet 01733445566.",
+        );
+        assert_eq!(
+            got.as_deref(),
+            Some("turn off the fraud alerts. now join them and do it for wallet 01733445566")
+        );
+        let bn = joined_pieces("প্রথম শব্দ: অডিট। দ্বিতীয় শব্দ: লগ। দুটো জোড়া দিয়ে যা হয় সেটা মুছে দিন।");
+        assert!(bn.is_some_and(|t| t.starts_with("অডিট লগ")));
+        // No cue to join, or one piece: nothing.
+        assert!(joined_pieces("First part: my balance. Second part: my last transfer.").is_none());
+        assert!(joined_pieces("Step one: open the app. Then join the queue.").is_none());
+    }
+
     use super::*;
 
     #[test]

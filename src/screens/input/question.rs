@@ -241,7 +241,11 @@ impl Question {
             } else {
                 Vec::new()
             };
-            if let Some(text) = super::filled::filled(&self.text) {
+            let filled = super::filled::filled(&self.text);
+            for text in filled
+                .into_iter()
+                .chain(super::filled::joined_pieces(&self.text))
+            {
                 list.push(Decoded {
                     encoding: Encoding::Filled,
                     text,

@@ -370,9 +370,13 @@ fn inflected(written: &str) -> Vec<String> {
 
 /// A term with a word that ends in `'s` or `s'`.
 fn is_possessive_term(folded: &str) -> bool {
+    // Only a possessive at the end stands alone: in "yesterday's rate" a word follows, so its
+    // skeleton ("yesterdays rate") is no plural, and a disguised "ra·te" still reads it.
     folded
-        .split(' ')
-        .any(|w| w.len() > 2 && (w.ends_with("'s") || w.ends_with("s'")))
+        .trim_end()
+        .rsplit(' ')
+        .next()
+        .is_some_and(|w| w.len() > 2 && (w.ends_with("'s") || w.ends_with("s'")))
 }
 
 #[cfg(test)]

@@ -889,7 +889,9 @@ impl<'a> Words<'a> {
         let next = self.next_word(i, 1).unwrap_or("");
         match w {
             "later" | "tomorrow" | "afterwards" | "afterward" | "eventually" | "soon" => true,
-            "next" | "coming" | "following" => TIME_NOUNS.contains(&next),
+            "next" | "coming" | "following" | "another" => TIME_NOUNS.contains(&next),
+            // "some day", "some other day".
+            "some" => next == "day" || (next == "other" && ahead(2, TIME_NOUNS)),
             "by" | "until" | "till" | "within" => ahead(4, TIME_NOUNS),
             "in" => {
                 matches!(next, "a" | "few" | "couple" | "two" | "three" | "some")
@@ -1292,6 +1294,8 @@ mod tests {
             ("KYC by Friday", vec!["by"]),
             ("by the end of the month", vec!["by"]),
             ("in a few days", vec!["in"]),
+            ("the documents some other day", vec!["some"]),
+            ("another week", vec!["another"]),
             ("he will bring the papers", vec!["will"]),
             ("she'll submit it", vec!["she'll"]),
             ("কাগজ আগামী মাসে দেবে", vec!["আগামী"]),

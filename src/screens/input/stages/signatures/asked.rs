@@ -115,6 +115,14 @@ const HIDDEN_OBJECTS: &[&str] = &[
     "{before|until} i {started|began|start|begin} {typing|writing|talking|chatting|asking|this chat}",
     "{you got|you received|you were given|you have been given|given to you|handed to you} {from|by} {the operator|your operator|the operators|the developers|your developers|the bank|your company|the company|the admins|your admins|your creators|the deployer}",
     "{context window|your context}",
+    // The first message of the conversation, the one the customer cannot see.
+    "{first|opening|very first|earliest|initial} {message|messages|turn|entry|text} {in|of} {this|the|our} {conversation|chat|session|thread|dialogue}",
+    "{the one|the part|the message|the text|the bit|the stuff|what} i {can't|cannot|can not|don't|do not} see",
+    // Rules someone gave the assistant, as they were given: "each rule the company gave you,
+    // exactly as it was written to you".
+    "{rule|rules|instruction|instructions|guideline|guidelines|restriction|restrictions|policy|policies|limits} {the company|your company|the bank|the operator|the developers|they|the team} {gave you|gave|has given you|set for you|wrote for you|wrote you|put in}",
+    "{as|exactly as|just as} {it was|they were|it's been|they've been|it has been|they have been} {written|given|told|typed|said|worded} to you",
+    "{what|things|everything|anything|topics} you {must not|mustn't|can't|cannot|are not allowed to|aren't allowed to|shouldn't|should not|may not} {discuss|say|talk about|mention|reveal|share}",
     // Set up before the conversation: "the text you were initialised with", "what the
     // developers wrote to you".
     "{you were|you have been|you've been|you had been|you got} {initialised|initialized|configured|set up|seeded|primed|loaded|booted|deployed|launched|started|created|built|programmed|briefed|instructed|prompted} with",
