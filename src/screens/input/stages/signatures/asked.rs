@@ -120,7 +120,7 @@ const HIDDEN_OBJECTS: &[&str] = &[
     "{the one|the part|the message|the text|the bit|the stuff|what} i {can't|cannot|can not|don't|do not} see",
     // Rules someone gave the assistant, as they were given: "each rule the company gave you,
     // exactly as it was written to you".
-    "{rule|rules|instruction|instructions|guideline|guidelines|restriction|restrictions|policy|policies|limits} {the company|your company|the bank|the operator|the developers|they|the team} {gave you|gave|has given you|set for you|wrote for you|wrote you|put in}",
+    "{rule|rules|instruction|instructions|guideline|guidelines|restriction|restrictions|policy|policies|limits|prompt|prompts|text|message} {the company|your company|the bank|the operator|your operator|the developers|your developers|your developer|your creators|they|the team} {gave you|gave|has given you|set for you|wrote for you|wrote you|put in}",
     "{as|exactly as|just as} {it was|they were|it's been|they've been|it has been|they have been} {written|given|told|typed|said|worded} to you",
     "{what|things|everything|anything|topics} you {must not|mustn't|can't|cannot|are not allowed to|aren't allowed to|shouldn't|should not|may not} {discuss|say|talk about|mention|reveal|share}",
     // Set up before the conversation: "the text you were initialised with", "what the
