@@ -847,8 +847,14 @@ impl<'a> Words<'a> {
         };
         // A weekday's ("শুক্রবারের") is a time.
         let weekday = w.ends_with("বারের");
+        // A verbal noun's is an act's, no holder's: "transfer করার charge" (the charge of
+        // transferring), "পাঠানোর খরচ", "দেওয়ার নিয়ম".
+        let verbal_noun = ["করার", "ানোর", "াওয়ার", "েওয়ার", "োলার", "াখার", "েখার", "ুলার"]
+            .iter()
+            .any(|e| w.ends_with(e));
         genitive
             && !weekday
+            && !verbal_noun
             && !listed(w, &NOT_HOLDER)
             && !self
                 .next_word(i, 1)
@@ -1106,6 +1112,15 @@ mod tests {
         );
         assert!(found("500 এর নোট", Detector::Possessive).is_empty());
         // Pieces of one script's word stay pieces: "ma-rch এর" is no one's.
+        for t in [
+            "transfer করার charge কত",
+            "টাকা পাঠানোর খরচ",
+            "টাকা তোলার নিয়ম",
+            "পিন দেওয়ার সময়",
+        ] {
+            assert!(found(t, Detector::Genitive).is_empty(), "{t}");
+        }
+        assert_eq!(found("বাবার টাকা", Detector::Genitive), ["বাবার"]);
         assert!(found("ma-rch এর statement", Detector::Possessive).is_empty());
     }
 
