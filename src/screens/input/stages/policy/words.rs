@@ -955,7 +955,6 @@ impl<'a> Words<'a> {
         let stem = match stem {
             Some(s) => s,
             // Mixed text: "customer এর", "Karim-এর".
-            // A record number's too: "Customer 7720 এর account" is the holder of 7720's.
             None if i + 1 < self.len()
                 && BANGLA_GENITIVE.contains(&self.word(i + 1))
                 && w.chars().all(|c| c.is_ascii_alphanumeric()) =>
@@ -966,12 +965,12 @@ impl<'a> Words<'a> {
         };
         // "s'" of a word such as "boss'" or "friends'": the stem without its own plural s.
         let bare = stem.strip_suffix('s').unwrap_or(stem);
-        let record = stem.len() >= 4 && stem.bytes().all(|b| b.is_ascii_digit());
-        record
-            || (!stem.is_empty()
-                && stem.chars().any(char::is_alphabetic)
-                && !NOT_SOMEONE.contains(&stem)
-                && !NOT_SOMEONE.contains(&bare))
+        // A number's genitive ("01556677889 এর") is no one's by itself: whose number it is,
+        // the caller's records decide (`#others_record`).
+        !stem.is_empty()
+            && stem.chars().any(char::is_alphabetic)
+            && !NOT_SOMEONE.contains(&stem)
+            && !NOT_SOMEONE.contains(&bare)
     }
 }
 
@@ -1105,11 +1104,8 @@ mod tests {
         ] {
             assert_eq!(found(t, Detector::Possessive).len(), 1, "{t}");
         }
-        // A record number's genitive names its holder; an amount's does not ("500 এর").
-        assert_eq!(
-            found("Customer 7720 এর account", Detector::Possessive),
-            ["7720"]
-        );
+        // A number's genitive is no one's: the caller's records decide whose number it is.
+        assert!(found("01556677889 এর ব্যালেন্স", Detector::Possessive).is_empty());
         assert!(found("500 এর নোট", Detector::Possessive).is_empty());
         // Pieces of one script's word stay pieces: "ma-rch এর" is no one's.
         for t in [
