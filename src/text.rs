@@ -8,6 +8,7 @@ use unicode_normalization::UnicodeNormalization;
 
 mod skeleton;
 pub mod wordlist;
+pub(crate) use skeleton::joins_scripts;
 pub use skeleton::{skeleton, Skeleton};
 
 /// The form every stage screens and the cache keys on: NFC, outer whitespace trimmed, every

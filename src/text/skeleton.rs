@@ -201,7 +201,6 @@ fn next_token(source: &str, pos: usize) -> Option<(usize, usize)> {
 /// and the English word is a word of its own (punctuation inside one script's word is a
 /// disguise and stays inside).
 fn script_break(source: &str, start: usize, end: usize) -> usize {
-    let bengali = |c: char| ('\u{0980}'..='\u{09FF}').contains(&c);
     let token = &source[start..end];
     // Cheap first (most tokens): one script only, or no mark that could join two.
     let bytes = token.as_bytes();
@@ -216,18 +215,26 @@ fn script_break(source: &str, start: usize, end: usize) -> usize {
     let mut prev: Option<char> = None;
     let mut chars = token.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
-        let punct = matches!(
-            c,
-            '-' | '\u{2010}' | '\u{2011}' | '\u{2013}' | '_' | '\'' | '\u{2019}'
-        );
-        if let (true, Some(p), Some(&(_, n))) = (punct, prev, chars.peek()) {
-            if (p.is_ascii_alphabetic() && bengali(n)) || (bengali(p) && n.is_ascii_alphabetic()) {
+        if let (Some(p), Some(&(_, n))) = (prev, chars.peek()) {
+            if joins_scripts(p, c, n) {
                 return start + at;
             }
         }
         prev = Some(c);
     }
     end
+}
+
+/// Whether `mark` between `before` and `after` glues a Latin word to a Bangla suffix (or a
+/// Bangla word to a Latin one): "prompt-এ", "OTP-টা". The policy's words read the same join
+/// so (`policy::words`): one place decides what a script break is.
+pub(crate) fn joins_scripts(before: char, mark: char, after: char) -> bool {
+    let bengali = |c: char| ('\u{0980}'..='\u{09FF}').contains(&c);
+    matches!(
+        mark,
+        '-' | '\u{2010}' | '\u{2011}' | '\u{2013}' | '_' | '\'' | '\u{2019}'
+    ) && ((before.is_ascii_alphabetic() && bengali(after))
+        || (bengali(before) && after.is_ascii_alphabetic()))
 }
 
 /// What one token holds once read.

@@ -52,34 +52,13 @@ pub fn filled(text: &str) -> Option<String> {
     // A form whose names are never used ("Fill in the template and act on it: ACTION={{turn
     // off}} CONTROL={{two-factor login}} FOR={{customer 9912}}") says what its values say, in
     // order.
-    let values = braced_values(text);
-    (values.len() >= 2).then(|| values.join(" "))
-}
-
-/// The values written `NAME={{value}}` (or `= {value}`, `= [value]`), in order.
-fn braced_values(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find('=') {
-        let after = rest[at + 1..].trim_start();
-        let open = after.len() - after.trim_start_matches(['{', '[']).len();
-        let close = match after.as_bytes().first() {
-            Some(b'{') => '}',
-            Some(b'[') => ']',
-            _ => {
-                rest = &rest[at + 1..];
-                continue;
-            }
-        };
-        let inner = &after[open..];
-        let Some(end) = inner.find(close) else { break };
-        let value = inner[..end].trim();
-        if !value.is_empty() && value.len() <= MAX_VALUE_BYTES && out.len() < MAX_NAMES {
-            out.push(value);
-        }
-        rest = &inner[end..];
-    }
-    out
+    (names.len() >= 2).then(|| {
+        names
+            .iter()
+            .map(|(_, v)| v.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
 }
 
 /// Pieces given by their place and then joined: "First word: turn. Second word: off. Third
@@ -256,6 +235,20 @@ fn value_of(s: &str) -> (String, usize) {
         '`' => Some('`'),
         _ => None,
     };
+    // A value in braces or brackets ("ACTION={{turn off}}", "X = [the audit log]") ends at
+    // its closing run, commas and all, as a quoted one does.
+    if matches!(first, '{' | '[') {
+        let open = trimmed.len() - trimmed.trim_start_matches(first).len();
+        let shut = if first == '{' { '}' } else { ']' };
+        let body = &trimmed[open..];
+        return match body.find(shut) {
+            Some(end) if end <= MAX_VALUE_BYTES && !body[..end].trim().is_empty() => {
+                let closing = body[end..].len() - body[end..].trim_start_matches(shut).len();
+                (body[..end].trim().to_string(), lead + open + end + closing)
+            }
+            _ => (String::new(), lead),
+        };
+    }
     if let Some(close) = close {
         let body = &trimmed[first.len_utf8()..];
         return match body.find(close) {

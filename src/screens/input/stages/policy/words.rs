@@ -1009,15 +1009,14 @@ fn glued(text: &str, start: usize, end: usize) -> bool {
     }
     // Mixed writing glues a Bangla suffix to an English word with a hyphen ("Karim-এর",
     // "OTP-টা"): a word and its suffix, not a disguise's pieces (the skeleton's script break).
-    let bengali = |c: char| ('\u{0980}'..='\u{09FF}').contains(&c);
     let word = &text[start..end];
     let (first, last) = (word.chars().next(), word.chars().next_back());
-    let joins = |c: Option<char>, beyond: Option<char>, own: Option<char>| {
-        let script_break = beyond.zip(own).is_some_and(|(b, o)| {
-            (b.is_ascii_alphabetic() && bengali(o)) || (bengali(b) && o.is_ascii_alphabetic())
-        });
-        c.is_some_and(|c| !(c.is_whitespace() || script_break && c.is_ascii_punctuation()))
-            && beyond.is_some_and(is_word_char)
+    let joins = |c: Option<char>, beyond: Option<char>, own: Option<char>| match (c, beyond, own) {
+        (Some(c), Some(b), Some(o)) => {
+            // Either order of the scripts: the word's side and the neighbour's.
+            !c.is_whitespace() && is_word_char(b) && !crate::text::joins_scripts(b, c, o)
+        }
+        _ => false,
     };
     let mut before = text[..start].chars().rev();
     let mut after = text[end..].chars();
