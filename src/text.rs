@@ -464,10 +464,13 @@ pub fn is_alphanumeric(c: char) -> bool {
 /// "ig-nore_previous" both become "ignoreprevious". Only long signatures are matched on it, so
 /// words running together cannot make a false hit out of short ones.
 pub fn squash(folded: &str) -> String {
-    folded
-        .chars()
-        .filter(|c| is_letter(*c) || is_bengali_mark(*c))
-        .collect()
+    let mut out = String::with_capacity(folded.len());
+    out.extend(
+        folded
+            .chars()
+            .filter(|c| is_letter(*c) || is_bengali_mark(*c)),
+    );
+    out
 }
 
 fn is_bengali_mark(c: char) -> bool {

@@ -187,7 +187,7 @@ impl Classes {
 
 /// A word character: a letter, a digit or a Bengali sign (a Bangla word holds its vowel signs).
 fn is_word_char(c: char) -> bool {
-    crate::text::is_alphanumeric(c) || ('\u{0980}'..='\u{09FF}').contains(&c)
+    crate::text::is_alphanumeric(c) || is_bengali_block(c)
 }
 
 /// Byte spans of the words of a text.
@@ -212,8 +212,18 @@ fn is_terminator(c: char) -> bool {
     if c.is_ascii() {
         return matches!(c, '.' | '!' | '?' | ';');
     }
+    // The Bengali block holds no sentence terminal (its dandas are U+0964/U+0965, shared
+    // with Devanagari): a Bangla letter is answered without the property's table
+    // (`the_bengali_block_has_no_terminal`).
+    if is_bengali_block(c) {
+        return false;
+    }
     use icu_properties::{props::SentenceTerminal, CodePointSetData};
     c == '\u{061B}' || CodePointSetData::new::<SentenceTerminal>().contains(c)
+}
+
+fn is_bengali_block(c: char) -> bool {
+    ('\u{0980}'..='\u{09FF}').contains(&c)
 }
 
 /// A dash that, with a space on either side, separates two sentences: the hyphen-minus, the
@@ -324,6 +334,10 @@ fn cuts(line: &str, folded: &str, out: &mut Vec<Cut>) {
     }
     // A capitalised sentence opener after a word in lower case. Read on the line as written,
     // word for word against the folded line (when folding kept the words apart as they were).
+    // A line without a capital (Bangla has no case) has none.
+    if !has_upper_case(line) {
+        return;
+    }
     let written: Vec<&str> = line.split(' ').collect();
     let mut folded_words = Vec::with_capacity(written.len());
     let mut at = 0;
@@ -342,6 +356,18 @@ fn cuts(line: &str, folded: &str, out: &mut Vec<Cut>) {
             }
         }
     }
+}
+
+/// Whether a text holds a capital letter; a Bangla letter is none, answered without the case
+/// table.
+fn has_upper_case(text: &str) -> bool {
+    text.chars().any(|c| {
+        if c.is_ascii() {
+            c.is_ascii_uppercase()
+        } else {
+            !is_bengali_block(c) && c.is_uppercase()
+        }
+    })
 }
 
 /// `word` (as written) opens a sentence after `before`: a listed opener with a capital (not an
@@ -632,6 +658,18 @@ fn join_short(pieces: Vec<String>, min: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bengali_block_has_no_terminal_and_no_capital() {
+        use icu_properties::{props::SentenceTerminal, CodePointSetData};
+        let terminals = CodePointSetData::new::<SentenceTerminal>();
+        for c in ('\u{0980}'..='\u{09FF}').filter(|c| terminals.contains(*c)) {
+            panic!("{c:?} ends a sentence but is_terminator reads the block as none");
+        }
+        assert!(is_terminator('\u{0964}') && is_terminator('?') && !is_terminator('ক'));
+        assert!(('\u{0980}'..='\u{09FF}').all(|c| !c.is_uppercase()));
+        assert!(has_upper_case("আমি Also") && !has_upper_case("আমি also ক"));
+    }
 
     #[test]
     fn the_lists_parse() {

@@ -443,6 +443,11 @@ impl Policy {
                         .all(|g| g >= 63 || bits & (1 << g) != 0 || !rule.detectors[g].is_empty())
             })
             .collect();
+        // No rule with every group heard (the common case, a question of ordinary work):
+        // every rule is silent, with nothing more to record.
+        if !live.contains(&true) {
+            return readings;
+        }
         let mut found: Vec<Option<Found>> = vec![None; self.rules.len()];
         for &(pattern, word, start, end) in &hits {
             for &(r, slot) in &matcher.targets[pattern] {
