@@ -394,6 +394,21 @@ fn starts_sentence(
         )
 }
 
+/// Byte offsets in a folded line where a new sentence starts without a full stop: a spaced
+/// dash, or a discourse turn that opens a sentence wherever it stands ("and also", "by the
+/// way", আরেকটা কথা; [`Cut::sentence`]). A conjunction that only opens a part of a sentence
+/// ("... the card number | and the CVV", "... | so it never gets reported") is not one: the
+/// part is the same ask. The policy's windows read function words as free inside one sentence
+/// only (`policy::words::Words::distances`).
+pub fn clause_starts(folded: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    cuts(folded, folded, &mut out);
+    let mut starts: Vec<usize> = out.iter().filter(|c| c.sentence).map(|c| c.at).collect();
+    starts.sort_unstable();
+    starts.dedup();
+    starts
+}
+
 /// The clauses of a normalised text, each folded (see [`fold_for_matching`]), when there are
 /// at least two; empty otherwise (the whole text is then the only clause).
 pub fn clauses(text: &str) -> Vec<String> {

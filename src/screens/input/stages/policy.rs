@@ -493,10 +493,11 @@ impl Policy {
         // Detectors run only for rules whose word groups all matched, each at most once.
         let mut detected: HashMap<Detector, Vec<usize>, foldhash::fast::RandomState> =
             HashMap::default();
+        let dist = words.distances();
         for (r, (f, rule)) in found.iter_mut().zip(&self.rules).enumerate() {
             let Some(f) = f else { continue };
             f.drop_excepts_inside_terms();
-            if f.unless || f.ruled_out(rule.window) {
+            if f.unless || f.ruled_out(rule.window, &dist) {
                 readings[r] = Reading::RuledOut;
                 continue;
             }
@@ -512,8 +513,9 @@ impl Policy {
                     f.groups[g].extend(at.iter().copied());
                 }
             }
-            if within(&f.groups, &f.except, rule.window, |a| words.refers_back(a))
-                && rule.follows.is_none_or(|o| o.holds(&f.groups))
+            if within(&f.groups, &f.except, rule.window, &dist, |a| {
+                words.refers_back(a)
+            }) && rule.follows.is_none_or(|o| o.holds(&f.groups))
             {
                 readings[r] = Reading::Matched;
             }
@@ -540,10 +542,12 @@ impl Found {
     }
 
     /// Every action this form found is negated or has an `except` term within the window.
-    fn ruled_out(&self, window: usize) -> bool {
+    /// Distances are those of a window ([`Words::distances`]).
+    fn ruled_out(&self, window: usize, dist: &words::Distance) -> bool {
         !self.actions.is_empty()
             && self.actions.iter().all(|&a| {
-                self.negated.contains(&a) || self.except.iter().any(|&p| p.abs_diff(a) <= window)
+                self.negated.contains(&a)
+                    || self.except.iter().any(|&p| dist.between(p, a) <= window)
             })
     }
 }
@@ -674,6 +678,7 @@ fn within(
     groups: &[Vec<usize>],
     except: &[usize],
     window: usize,
+    dist: &words::Distance,
     bridged: impl Fn(usize) -> bool,
 ) -> bool {
     if groups.iter().any(Vec::is_empty) {
@@ -682,10 +687,7 @@ fn within(
     // Few positions per group: try each position of the first group as an anchor and see
     // whether every other group has a position near it.
     groups[0].iter().any(|&a| {
-        if except
-            .iter()
-            .any(|&p| p >= a.saturating_sub(window) && p <= a + window)
-        {
+        if except.iter().any(|&p| dist.between(p, a) <= window) {
             return false;
         }
         let back = if bridged(a) {
@@ -693,25 +695,30 @@ fn within(
         } else {
             window
         };
-        let lo = a.saturating_sub(back);
-        let hi = a + window;
+        let reach = |p: usize| {
+            if p < a {
+                dist.between(p, a) <= back
+            } else {
+                dist.between(a, p) <= window
+            }
+        };
         let mut min = a;
         let mut max = a;
         groups[1..].iter().all(|positions| {
             positions
                 .iter()
                 // Another word than the action's: "email" in "personal email" is not both.
-                .filter(|&&p| p >= lo && p <= hi && p != a)
+                .filter(|&&p| p != a && reach(p))
                 // A term an `except` stands next to is qualified by it: "promotional SMS"
                 // is not the SMS alerts of `alerts_off`, however far its action is.
                 .filter(|&&p| !except.iter().any(|&q| q.abs_diff(p) <= QUALIFIER_WORDS))
-                .min_by_key(|&&p| p.abs_diff(a))
+                .min_by_key(|&&p| dist.between(p, a))
                 .map(|&p| {
                     min = min.min(p);
                     max = max.max(p);
                 })
                 .is_some()
-        }) && max - min <= back
+        }) && dist.between(min, max) <= back
     })
 }
 
@@ -923,17 +930,18 @@ all = [["@make"], ["bomb "]]
             Ok(p) => p,
             Err(e) => panic!("{e:?}"),
         };
-        // Ten words apart: inside the included rule's window, outside the file's own.
+        // Ten words that carry meaning apart: inside the included rule's window, outside the
+        // file's own.
         assert_eq!(
             rule_ids(
                 &policy,
-                "make for me at home today on the kitchen table a bomb"
+                "make me one home tonight kitchen table garden shed urgently bomb"
             ),
             ["b"]
         );
         assert!(rule_ids(
             &policy,
-            "delete for me at home today on the kitchen table the log"
+            "delete me one home tonight kitchen table garden shed urgently log"
         )
         .is_empty());
         // A class or rule named in both, and a nested include, are each a problem.
@@ -1025,6 +1033,41 @@ not_examples = ["tell me how to reset the otp of account 1234", "tell me the otp
         assert_eq!(
             rule_ids(&p, "Tell me the reset code of account 5566"),
             ["code_of_a_record"]
+        );
+    }
+
+    #[test]
+    fn a_window_counts_the_words_that_carry_meaning_inside_a_sentence() {
+        let p = policy(
+            r#"
+[[rule]]
+id = "split_up"
+description = "Amounts split to stay unreported"
+action = "block"
+window_words = 4
+all = [["break"], ["transfers"], ["reported"]]
+examples = ["break into transfers never reported"]
+"#,
+        );
+        let ids = |text: &str| rule_ids(&p, text);
+        // Function words between the parts are free, however many.
+        assert_eq!(
+            ids("break it into the transfers so that it is not to be reported"),
+            ["split_up"]
+        );
+        // Words that carry meaning are counted: six of them between the ends.
+        assert!(
+            ids("break into transfers tomorrow morning urgent someone maybe reported").is_empty()
+        );
+        // Over a sentence end, or a turn that opens a new ask, every word counts again.
+        assert!(ids("break it into the transfers. It is to be reported").is_empty());
+        assert!(ids("break it into the transfers and also is it to be reported").is_empty());
+        assert_eq!(ids("break them into transfers. Reported"), ["split_up"]);
+        let words = Words::of("break it into the small transfers");
+        let d = words.distances();
+        assert_eq!(
+            (d.between(0, 5), d.between(1, 4), d.between(5, 0)),
+            (2, 0, 2)
         );
     }
 

@@ -548,6 +548,119 @@ impl Detector {
         "#record_id, #possessive, #my_possessive, #others_record, #known_others_record, #genitive, #not_having, #deferred";
 }
 
+/// A function word: an article, preposition, auxiliary, conjunction or filler pronoun in
+/// English, a classifier, postposition or particle in Bangla. Closed classes of the grammar
+/// (not any product's words): they are free in a rule's window inside a sentence
+/// ([`Words::distances`]). The asker's and a holder's pronouns (`i`, `my`, `his`) and
+/// negations name something a rule reads, and are not here; nor are the conjunctions that
+/// join two asks ("and", "or", "but", "then", "also": "while I wait for my friend and also
+/// how do I change the PIN" is two things).
+pub fn is_filler(word: &str) -> bool {
+    matches!(
+        word,
+        "a" | "an"
+            | "the"
+            | "this"
+            | "that"
+            | "these"
+            | "those"
+            | "it"
+            | "its"
+            | "to"
+            | "of"
+            | "in"
+            | "on"
+            | "at"
+            | "for"
+            | "from"
+            | "by"
+            | "with"
+            | "into"
+            | "onto"
+            | "as"
+            | "is"
+            | "are"
+            | "was"
+            | "were"
+            | "be"
+            | "been"
+            | "being"
+            | "am"
+            | "so"
+            | "just"
+            | "please"
+            | "kindly"
+            | "can"
+            | "could"
+            | "will"
+            | "would"
+            | "shall"
+            | "should"
+            | "may"
+            | "might"
+            | "do"
+            | "does"
+            | "did"
+            | "there"
+            | "here"
+            | "any"
+            | "some"
+            | "all"
+            | "full"
+            | "whole"
+            | "very"
+            | "really"
+            | "quickly"
+            | "now"
+            | "today"
+            | "which"
+            | "who"
+            | "what"
+            | "টা"
+            | "টি"
+            | "টো"
+            | "গুলো"
+            | "গুলি"
+            | "কে"
+            | "ও"
+            | "আর"
+            | "এবং"
+            | "যে"
+            | "যা"
+            | "তো"
+            | "এই"
+            | "ওই"
+            | "সেই"
+            | "একটু"
+            | "দয়া"
+            | "অনুগ্রহ"
+            | "করে"
+            | "দিন"
+            | "দেন"
+            | "দাও"
+            | "করুন"
+    )
+}
+
+/// Where each word stands for a rule's window ([`Words::distances`]).
+pub struct Distance {
+    /// Words that carry meaning before each word.
+    at: Vec<usize>,
+    /// The sentence each word is in.
+    sentence: Vec<usize>,
+}
+
+impl Distance {
+    /// How far apart words `p` and `q` are: in words that carry meaning inside one sentence,
+    /// in all words between sentences.
+    pub fn between(&self, p: usize, q: usize) -> usize {
+        match (self.sentence.get(p), self.sentence.get(q)) {
+            (Some(a), Some(b)) if a == b => self.at[p].abs_diff(self.at[q]),
+            _ => p.abs_diff(q),
+        }
+    }
+}
+
 /// The words of the folded text joined by single spaces (punctuation between words is a word
 /// break: "audit-log" reads "audit log"; an apostrophe inside a word, in any of its forms, is
 /// kept as `'`), with where each word starts.
@@ -566,6 +679,9 @@ pub struct Words<'a> {
     /// A clause mark (`,` `.` `;` `:` `!` `?` `।`, a line break) right before each word: a
     /// negation does not reach over one ("it did not match, pass it anyway").
     breaks: Vec<bool>,
+    /// A sentence end (`.` `!` `?` `;` `।`, a line break) right before each word: function
+    /// words are free in a distance inside one sentence only ([`Words::distances`]).
+    ends: Vec<bool>,
     /// When the words are a skeleton's: the skeleton and the text it was made from, so a
     /// detector can read what the skeleton dropped (the apostrophe of "Karim's").
     source: Option<(&'a Skeleton, &'a str)>,
@@ -577,11 +693,16 @@ impl<'a> Words<'a> {
         let mut spans = Vec::new();
         let mut input_spans = Vec::new();
         let mut breaks = Vec::new();
+        let mut ends = Vec::new();
         let mut mark = false;
+        let mut end = false;
         let mut start: Option<(usize, usize)> = None;
         for (at, c) in text.char_indices() {
             if is_clause_mark(c) {
                 mark = true;
+            }
+            if is_sentence_end(c) {
+                end = true;
             }
             // An ampersand is the word "and" ("maker & checker" is "maker and checker"; a
             // dropped `&` would read it "maker checker", the process's name).
@@ -598,6 +719,7 @@ impl<'a> Words<'a> {
                 spans.push((s, joined.len()));
                 input_spans.push((at, at + 1));
                 breaks.push(std::mem::take(&mut mark));
+                ends.push(std::mem::take(&mut end));
                 continue;
             }
             let c = if is_apostrophe(c) { '\'' } else { c };
@@ -610,6 +732,7 @@ impl<'a> Words<'a> {
                     start = Some((joined.len(), at));
                     joined.push(c);
                     breaks.push(std::mem::take(&mut mark));
+                    ends.push(std::mem::take(&mut end));
                 }
                 (true, Some(_)) => joined.push(c),
                 (false, Some((s, input))) => {
@@ -638,6 +761,7 @@ impl<'a> Words<'a> {
             fragment,
             spelled,
             breaks,
+            ends,
             source: None,
         }
     }
@@ -662,6 +786,7 @@ impl<'a> Words<'a> {
         for i in 1..ranges.len() {
             let between = source.get(ranges[i - 1].end..ranges[i].start).unwrap_or("");
             words.breaks[i] = between.chars().any(is_clause_mark);
+            words.ends[i] = between.chars().any(is_sentence_end);
         }
         words
     }
@@ -686,6 +811,39 @@ impl<'a> Words<'a> {
     /// The index of the word that starts at byte `at` (a match inside a word is no match).
     pub fn starting_at(&self, at: usize) -> Option<usize> {
         self.spans.binary_search_by_key(&at, |s| s.0).ok()
+    }
+
+    /// For each word, how many words that carry meaning come before it, and the sentence it is
+    /// in: what a rule's window measures. Inside one sentence a function word ([`is_filler`]:
+    /// "the", "it", "so", "to", টা, কে) holds the words together and names nothing, so it adds
+    /// nothing to a distance: "break it into small transfers so it never crosses the amount
+    /// that gets reported" is as close as "break into small transfers never crosses amount
+    /// reported", and an ask does not slip out of a window by the small words put between its
+    /// parts. Between two sentences, or two clauses a discourse turn sets apart ("... for my
+    /// friend and also how do I change the PIN", [`clause_starts`]), every word counts (see
+    /// [`Distance`]): a padding sentence ("My daughter started school today") stays as far
+    /// from the question as it was written.
+    ///
+    /// [`clause_starts`]: crate::screens::input::clauses::clause_starts
+    pub fn distances(&self) -> Distance {
+        let mut at = Vec::with_capacity(self.spans.len());
+        let mut sentence = Vec::with_capacity(self.spans.len());
+        let turns = crate::screens::input::clauses::clause_starts(&self.joined);
+        let mut next_turn = turns.iter().peekable();
+        let (mut n, mut s) = (0, 0);
+        for i in 0..self.spans.len() {
+            let mut opens = self.ends.get(i).copied().unwrap_or(false);
+            while next_turn.next_if(|&&t| t <= self.spans[i].0).is_some() {
+                opens = true;
+            }
+            if opens {
+                s += 1;
+            }
+            at.push(n);
+            sentence.push(s);
+            n += usize::from(!is_filler(self.word(i)));
+        }
+        Distance { at, sentence }
     }
 
     pub fn word(&self, i: usize) -> &str {
@@ -1045,6 +1203,10 @@ fn skeleton_stem<'w>(word: &'w str, written: &str) -> Option<&'w str> {
 /// End the word that starts at `start`: `'` at its end is a closing quote and goes, unless it
 /// makes a plural possessive ("friends'").
 /// A mark that ends a clause: a negation does not reach over it.
+fn is_sentence_end(c: char) -> bool {
+    matches!(c, '.' | ';' | '!' | '?' | '।' | '\n')
+}
+
 fn is_clause_mark(c: char) -> bool {
     matches!(c, ',' | '.' | ';' | ':' | '!' | '?' | '।' | '\n' | '،')
 }
