@@ -114,7 +114,7 @@ fn is_space(c: char) -> bool {
     if c.is_ascii() {
         c.is_ascii_whitespace() || c == '\u{0B}'
     } else {
-        !('\u{0980}'..='\u{09FF}').contains(&c) && c.is_whitespace()
+        !is_bengali_block(c) && c.is_whitespace()
     }
 }
 
@@ -154,9 +154,7 @@ pub fn normalise_output(text: &str) -> std::borrow::Cow<'_, str> {
     // The Bengali block holds no invisible character (`the_bengali_block_is_visible`): most of
     // a Bangla answer is kept without a table look-up.
     let keep = |c: char| {
-        ('\u{0980}'..='\u{09FF}').contains(&c)
-            || !is_invisible(c)
-            || matches!(c, '\u{200C}' | '\u{200D}' | '\u{FE0F}')
+        is_bengali_block(c) || !is_invisible(c) || matches!(c, '\u{200C}' | '\u{200D}' | '\u{FE0F}')
     };
     if text.chars().all(keep) {
         std::borrow::Cow::Borrowed(text)
@@ -337,7 +335,7 @@ pub fn skeleton_piece(piece: &str) -> Option<String> {
     let allowed = |c: char| {
         c.is_ascii_alphabetic()
             || matches!(c, ' ' | '\t' | '\'' | '-' | ',' | ':' | '.' | '?' | '"')
-            || (('\u{0980}'..='\u{09FF}').contains(&c) && !c.is_numeric())
+            || (is_bengali_block(c) && !c.is_numeric())
             || matches!(c, '\u{0964}' | '\u{0965}')
     };
     if !piece.chars().all(allowed) {
@@ -410,7 +408,7 @@ fn nfkc_stable(text: &str) -> bool {
     for c in text.chars() {
         let ok = c.is_ascii()
             || matches!(c, '\u{0964}' | '\u{0965}')
-            || (('\u{0980}'..='\u{09FF}').contains(&c)
+            || (is_bengali_block(c)
                 && !matches!(c, '\u{09DC}' | '\u{09DD}' | '\u{09DF}')
                 && !(prev == '\u{09C7}' && matches!(c, '\u{09BE}' | '\u{09D7}')));
         if !ok {
@@ -458,6 +456,12 @@ pub fn is_alphanumeric(c: char) -> bool {
         return false;
     }
     bengali_bit(c, BENGALI_ALPHANUMERIC).unwrap_or_else(|| c.is_alphanumeric())
+}
+
+/// A character of the Unicode Bengali block (U+0980..U+09FF): letters, signs, digits and
+/// marks of Bangla (the dandas U+0964/U+0965 stand in Devanagari's block).
+pub fn is_bengali_block(c: char) -> bool {
+    ('\u{0980}'..='\u{09FF}').contains(&c)
 }
 
 /// The folded copy with every non-letter removed: "i g n o r e  p r e v i o u s" and

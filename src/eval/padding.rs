@@ -143,9 +143,7 @@ impl Padding {
     /// (any number: it is reduced modulo each list). Bangla sentences go around a question with
     /// Bengali letters, English ones around the rest.
     pub fn pad(&self, question: &str, position: Position, pick: u64) -> String {
-        let bangla = question
-            .chars()
-            .any(|c| ('\u{0980}'..='\u{09FF}').contains(&c));
+        let bangla = question.chars().any(crate::text::is_bengali_block);
         let p = if bangla { &self.bn } else { &self.en };
         let choose = |list: &[String], salt: u64| -> String {
             let h = pick

@@ -23,9 +23,8 @@ pub(crate) fn find(text: &str, from: usize) -> Vec<Range<usize>> {
     let source = &text[from..];
     // Only characters that stand for an ASCII one need the folded view (not Bengali, not a
     // danda, not an emoji).
-    let plain = |c: char| {
-        c.is_ascii() || ('\u{0980}'..='\u{09FF}').contains(&c) || ascii_reading(c).is_none()
-    };
+    let plain =
+        |c: char| c.is_ascii() || crate::text::is_bengali_block(c) || ascii_reading(c).is_none();
     if all_plain(source, plain) {
         return find_plain(text, from);
     }

@@ -74,7 +74,7 @@ impl Names {
                     // The case ending goes with the name: "[internal] তথ্য", not "[internal]র".
                     r.end += text[r.end..]
                         .chars()
-                        .take_while(|c| ('\u{0980}'..='\u{09FF}').contains(c))
+                        .take_while(|c| crate::text::is_bengali_block(*c))
                         .map(char::len_utf8)
                         .sum::<usize>();
                 }
@@ -243,7 +243,7 @@ fn squash_char(c: char, out: &mut String) {
         ascii(c, out);
         return;
     }
-    if ('\u{0980}'..='\u{09FF}').contains(&c) {
+    if crate::text::is_bengali_block(c) {
         out.push(c);
         return;
     }
@@ -314,7 +314,7 @@ mod tests {
             let Some(c) = char::from_u32(cp) else {
                 continue;
             };
-            if ('\u{0980}'..='\u{09FF}').contains(&c) {
+            if crate::text::is_bengali_block(c) {
                 continue;
             }
             let mut forms = vec![c];

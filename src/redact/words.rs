@@ -688,10 +688,7 @@ fn disguise_hint(window: &str) -> bool {
     let mut prev_letter = false;
     let mut run_len = 0;
     for c in window.chars() {
-        if !c.is_ascii()
-            && !('\u{0980}'..='\u{09FF}').contains(&c)
-            && crate::text::is_alphanumeric(c)
-        {
+        if !c.is_ascii() && !crate::text::is_bengali_block(c) && crate::text::is_alphanumeric(c) {
             return true;
         }
         if c.is_ascii_alphabetic() {
@@ -1079,7 +1076,7 @@ mod tests {
             let mut prev_letter = false;
             let mut run_len = 0;
             for c in window.chars() {
-                if !c.is_ascii() && !('\u{0980}'..='\u{09FF}').contains(&c) && c.is_alphanumeric() {
+                if !c.is_ascii() && !crate::text::is_bengali_block(c) && c.is_alphanumeric() {
                     return true;
                 }
                 if c.is_ascii_alphabetic() {

@@ -229,7 +229,7 @@ fn script_break(source: &str, start: usize, end: usize) -> usize {
 /// Bangla word to a Latin one): "prompt-এ", "OTP-টা". The policy's words read the same join
 /// so (`policy::words`): one place decides what a script break is.
 pub(crate) fn joins_scripts(before: char, mark: char, after: char) -> bool {
-    let bengali = |c: char| ('\u{0980}'..='\u{09FF}').contains(&c);
+    let bengali = crate::text::is_bengali_block;
     matches!(
         mark,
         '-' | '\u{2010}' | '\u{2011}' | '\u{2013}' | '_' | '\'' | '\u{2019}'
@@ -350,7 +350,7 @@ fn read_char(c: char, rewritten: &mut bool, f: &mut impl FnMut(char)) {
         f(c.to_ascii_lowercase());
         return;
     }
-    if ('\u{0980}'..='\u{09FF}').contains(&c) {
+    if crate::text::is_bengali_block(c) {
         read_bengali(c, f);
         return;
     }
@@ -562,7 +562,7 @@ fn is_vowel_sign(c: char) -> bool {
 /// word takes: a sign follows a Bengali letter or sign, a nukta only `ড` `ঢ` `য` (ড় ঢ় য়),
 /// no sign twice, and no vowel sign after another except the two halves of ো and ৌ.
 fn keeps_sign(prev: Option<char>, sign: char) -> bool {
-    let Some(prev) = prev.filter(|p| ('\u{0980}'..='\u{09FF}').contains(p)) else {
+    let Some(prev) = prev.filter(|p| crate::text::is_bengali_block(*p)) else {
         return false;
     };
     if sign == prev {
@@ -648,7 +648,7 @@ mod tests {
             let Some(c) = char::from_u32(cp) else {
                 continue;
             };
-            if ('\u{0980}'..='\u{09FF}').contains(&c) || is_combining_mark(c) {
+            if crate::text::is_bengali_block(c) || is_combining_mark(c) {
                 continue;
             }
             let want = readings(c);

@@ -532,7 +532,7 @@ fn is_mask_char(c: char) -> bool {
 }
 
 fn is_word_char(c: char) -> bool {
-    c.is_alphabetic() || (('\u{0980}'..='\u{09FF}').contains(&c) && digit_at_char(c).is_none())
+    c.is_alphabetic() || (crate::text::is_bengali_block(c) && digit_at_char(c).is_none())
 }
 
 fn digit_at_char(c: char) -> Option<u32> {

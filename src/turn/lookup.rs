@@ -177,14 +177,10 @@ impl LookupPolicy {
                 q[..i]
                     .chars()
                     .next_back()
-                    .is_none_or(|c| !c.is_alphanumeric() && !is_bengali_mark(c))
+                    .is_none_or(|c| !c.is_alphanumeric() && !crate::text::is_bengali_block(c))
             })
         })
     }
-}
-
-fn is_bengali_mark(c: char) -> bool {
-    ('\u{0980}'..='\u{09FF}').contains(&c)
 }
 
 /// What the figures of an answer are grounded by: the evidence, the question and the

@@ -187,7 +187,7 @@ impl Classes {
 
 /// A word character: a letter, a digit or a Bengali sign (a Bangla word holds its vowel signs).
 fn is_word_char(c: char) -> bool {
-    crate::text::is_alphanumeric(c) || is_bengali_block(c)
+    crate::text::is_alphanumeric(c) || crate::text::is_bengali_block(c)
 }
 
 /// Byte spans of the words of a text.
@@ -215,15 +215,11 @@ fn is_terminator(c: char) -> bool {
     // The Bengali block holds no sentence terminal (its dandas are U+0964/U+0965, shared
     // with Devanagari): a Bangla letter is answered without the property's table
     // (`the_bengali_block_has_no_terminal`).
-    if is_bengali_block(c) {
+    if crate::text::is_bengali_block(c) {
         return false;
     }
     use icu_properties::{props::SentenceTerminal, CodePointSetData};
     c == '\u{061B}' || CodePointSetData::new::<SentenceTerminal>().contains(c)
-}
-
-fn is_bengali_block(c: char) -> bool {
-    ('\u{0980}'..='\u{09FF}').contains(&c)
 }
 
 /// A dash that, with a space on either side, separates two sentences: the hyphen-minus, the
@@ -365,7 +361,7 @@ fn has_upper_case(text: &str) -> bool {
         if c.is_ascii() {
             c.is_ascii_uppercase()
         } else {
-            !is_bengali_block(c) && c.is_uppercase()
+            !crate::text::is_bengali_block(c) && c.is_uppercase()
         }
     })
 }

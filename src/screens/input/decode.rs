@@ -1002,7 +1002,7 @@ fn misplaced_signs(text: &str) -> usize {
     let mut misplaced = 0;
     let mut prev: Option<char> = None;
     for c in text.chars() {
-        let bengali_before = prev.is_some_and(|p| ('\u{0980}'..='\u{09FF}').contains(&p));
+        let bengali_before = prev.is_some_and(crate::text::is_bengali_block);
         // অ with the virama is how "অ্যা" is written: in order.
         let wrong = (sign(c)
             && (!bengali_before || (c != '\u{09CD}' && prev.is_some_and(vowel_letter))))

@@ -358,7 +358,7 @@ fn wrapper<'a>(
     let (name, _) = inside
         .split_once(char::is_whitespace)
         .unwrap_or((inside, ""));
-    let word_char = |c: char| c.is_alphanumeric() || ('\u{0980}'..='\u{09FF}').contains(&c);
+    let word_char = |c: char| c.is_alphanumeric() || crate::text::is_bengali_block(c);
     if name.is_empty()
         || !name
             .chars()

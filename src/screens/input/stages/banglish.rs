@@ -180,10 +180,7 @@ impl Lexicon {
             // A Bangla word in Bengali script is the other language the products take, not an
             // accented Latin one: "A credit card এর SMS charge কত?" is English and Bangla mixed,
             // and must not read as a European language with accents.
-            if token
-                .chars()
-                .all(|c| ('\u{0980}'..='\u{09FF}').contains(&c))
-            {
+            if token.chars().all(crate::text::is_bengali_block) {
                 continue;
             }
             ev.tokens += 1;

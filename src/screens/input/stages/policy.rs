@@ -695,13 +695,8 @@ fn within(
         } else {
             window
         };
-        let reach = |p: usize| {
-            if p < a {
-                dist.between(p, a) <= back
-            } else {
-                dist.between(a, p) <= window
-            }
-        };
+        // Back from the action as far as `back`, forward as far as the window.
+        let reach = |p: usize| dist.between(p, a) <= if p < a { back } else { window };
         let mut min = a;
         let mut max = a;
         groups[1..].iter().all(|positions| {

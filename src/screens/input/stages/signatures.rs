@@ -837,7 +837,7 @@ fn cuts(outside: Option<char>, inside: Option<char>) -> bool {
 }
 
 fn is_word_char(c: char) -> bool {
-    crate::text::is_alphanumeric(c) || ('\u{0980}'..='\u{09FF}').contains(&c)
+    crate::text::is_alphanumeric(c) || crate::text::is_bengali_block(c)
 }
 
 #[cfg(test)]

@@ -464,7 +464,7 @@ fn listed(w: &str, list: &[String]) -> bool {
 }
 
 fn is_bengali_word(w: &str) -> bool {
-    w.chars().any(|c| ('\u{0980}'..='\u{09FF}').contains(&c))
+    w.chars().any(crate::text::is_bengali_block)
 }
 
 /// A detector: word positions found by a test on the words themselves, named `#name` in a rule.
@@ -556,91 +556,20 @@ impl Detector {
 /// join two asks ("and", "or", "but", "then", "also": "while I wait for my friend and also
 /// how do I change the PIN" is two things).
 pub fn is_filler(word: &str) -> bool {
-    matches!(
-        word,
-        "a" | "an"
-            | "the"
-            | "this"
-            | "that"
-            | "these"
-            | "those"
-            | "it"
-            | "its"
-            | "to"
-            | "of"
-            | "in"
-            | "on"
-            | "at"
-            | "for"
-            | "from"
-            | "by"
-            | "with"
-            | "into"
-            | "onto"
-            | "as"
-            | "is"
-            | "are"
-            | "was"
-            | "were"
-            | "be"
-            | "been"
-            | "being"
-            | "am"
-            | "so"
-            | "just"
-            | "please"
-            | "kindly"
-            | "can"
-            | "could"
-            | "will"
-            | "would"
-            | "shall"
-            | "should"
-            | "may"
-            | "might"
-            | "do"
-            | "does"
-            | "did"
-            | "there"
-            | "here"
-            | "any"
-            | "some"
-            | "all"
-            | "full"
-            | "whole"
-            | "very"
-            | "really"
-            | "quickly"
-            | "now"
-            | "today"
-            | "which"
-            | "who"
-            | "what"
-            | "টা"
-            | "টি"
-            | "টো"
-            | "গুলো"
-            | "গুলি"
-            | "কে"
-            | "ও"
-            | "আর"
-            | "এবং"
-            | "যে"
-            | "যা"
-            | "তো"
-            | "এই"
-            | "ওই"
-            | "সেই"
-            | "একটু"
-            | "দয়া"
-            | "অনুগ্রহ"
-            | "করে"
-            | "দিন"
-            | "দেন"
-            | "দাও"
-            | "করুন"
-    )
+    FILLERS.contains(&word)
 }
+
+/// The function words of [`is_filler`].
+#[rustfmt::skip]
+const FILLERS: &[&str] = &[
+    "a", "an", "the", "this", "that", "these", "those", "it", "its", "to", "of", "in", "on", "at",
+    "for", "from", "by", "with", "into", "onto", "as", "is", "are", "was", "were", "be", "been",
+    "being", "am", "so", "just", "please", "kindly", "can", "could", "will", "would", "shall",
+    "should", "may", "might", "do", "does", "did", "there", "here", "any", "some", "all", "full",
+    "whole", "very", "really", "quickly", "now", "today", "which", "who", "what",
+    "টা", "টি", "টো", "গুলো", "গুলি", "কে", "ও", "আর", "এবং", "যে", "যা", "তো", "এই", "ওই", "সেই",
+    "একটু", "দয়া", "অনুগ্রহ", "করে", "দিন", "দেন", "দাও", "করুন",
+];
 
 /// Where each word stands for a rule's window ([`Words::distances`]).
 pub struct Distance {
@@ -1231,7 +1160,7 @@ fn is_apostrophe(c: char) -> bool {
 }
 
 fn is_word_char(c: char) -> bool {
-    crate::text::is_alphanumeric(c) || ('\u{0980}'..='\u{09FF}').contains(&c)
+    crate::text::is_alphanumeric(c) || crate::text::is_bengali_block(c)
 }
 
 #[cfg(test)]
