@@ -553,7 +553,7 @@ impl Detector {
 /// (not any product's words): they are free in a rule's window inside a sentence
 /// ([`Words::distances`]). The asker's and a holder's pronouns (`i`, `my`, `his`) and
 /// negations name something a rule reads, and are not here; nor are the conjunctions that
-/// join two asks ("and", "or", "but", "then", "also": "while I wait for my friend and also
+/// join two asks (এবং, ও, আর, "and", "or", "but", "then", "also": "while I wait for my friend and also
 /// how do I change the PIN" is two things).
 pub fn is_filler(word: &str) -> bool {
     FILLERS.contains(&word)
@@ -567,7 +567,7 @@ const FILLERS: &[&str] = &[
     "being", "am", "so", "just", "please", "kindly", "can", "could", "will", "would", "shall",
     "should", "may", "might", "do", "does", "did", "there", "here", "any", "some", "all", "full",
     "whole", "very", "really", "quickly", "now", "today", "which", "who", "what",
-    "টা", "টি", "টো", "গুলো", "গুলি", "কে", "ও", "আর", "এবং", "যে", "যা", "তো", "এই", "ওই", "সেই",
+    "টা", "টি", "টো", "গুলো", "গুলি", "কে", "যে", "যা", "তো", "এই", "ওই", "সেই",
     "একটু", "দয়া", "অনুগ্রহ", "করে", "দিন", "দেন", "দাও", "করুন",
 ];
 
