@@ -493,11 +493,13 @@ impl Policy {
         // Detectors run only for rules whose word groups all matched, each at most once.
         let mut detected: HashMap<Detector, Vec<usize>, foldhash::fast::RandomState> =
             HashMap::default();
-        let dist = words.distances();
+        // Made when a rule first needs a distance: most questions have no rule that gets there.
+        let dist = std::cell::OnceCell::new();
+        let dist = || dist.get_or_init(|| words.distances());
         for (r, (f, rule)) in found.iter_mut().zip(&self.rules).enumerate() {
             let Some(f) = f else { continue };
             f.drop_excepts_inside_terms();
-            if f.unless || f.ruled_out(rule.window, &dist) {
+            if f.unless || f.ruled_out(rule.window, dist()) {
                 readings[r] = Reading::RuledOut;
                 continue;
             }
@@ -513,7 +515,7 @@ impl Policy {
                     f.groups[g].extend(at.iter().copied());
                 }
             }
-            if within(&f.groups, &f.except, rule.window, &dist, |a| {
+            if within(&f.groups, &f.except, rule.window, dist(), |a| {
                 words.refers_back(a)
             }) && rule.follows.is_none_or(|o| o.holds(&f.groups))
             {
@@ -543,7 +545,7 @@ impl Found {
 
     /// Every action this form found is negated or has an `except` term within the window.
     /// Distances are those of a window ([`Words::distances`]).
-    fn ruled_out(&self, window: usize, dist: &words::Distance) -> bool {
+    fn ruled_out(&self, window: usize, dist: &words::Distance<'_, '_>) -> bool {
         !self.actions.is_empty()
             && self.actions.iter().all(|&a| {
                 self.negated.contains(&a)
@@ -678,7 +680,7 @@ fn within(
     groups: &[Vec<usize>],
     except: &[usize],
     window: usize,
-    dist: &words::Distance,
+    dist: &words::Distance<'_, '_>,
     bridged: impl Fn(usize) -> bool,
 ) -> bool {
     if groups.iter().any(Vec::is_empty) {

@@ -572,20 +572,36 @@ const FILLERS: &[&str] = &[
 ];
 
 /// Where each word stands for a rule's window ([`Words::distances`]).
-pub struct Distance {
+pub struct Distance<'w, 'a> {
+    words: &'w Words<'a>,
     /// Words that carry meaning before each word.
     at: Vec<usize>,
-    /// The sentence each word is in.
+    /// The sentence (between sentence-end marks) each word is in.
     sentence: Vec<usize>,
+    /// The words a discourse turn opens a sentence at ([`clause_starts`]), read only when a
+    /// distance needs them: the clause cutter's pass is the costly part.
+    ///
+    /// [`clause_starts`]: crate::screens::input::clauses::clause_starts
+    turns: std::cell::OnceCell<Vec<usize>>,
 }
 
-impl Distance {
+impl Distance<'_, '_> {
     /// How far apart words `p` and `q` are: in words that carry meaning inside one sentence,
     /// in all words between sentences.
     pub fn between(&self, p: usize, q: usize) -> usize {
-        match (self.sentence.get(p), self.sentence.get(q)) {
-            (Some(a), Some(b)) if a == b => self.at[p].abs_diff(self.at[q]),
-            _ => p.abs_diff(q),
+        let (lo, hi) = (p.min(q), p.max(q));
+        let (Some(&a), Some(&b)) = (self.at.get(lo), self.at.get(hi)) else {
+            return hi - lo;
+        };
+        // No function word between them: both measures agree.
+        if b - a == hi - lo || self.sentence[lo] != self.sentence[hi] {
+            return hi - lo;
+        }
+        let turns = self.turns.get_or_init(|| self.words.turn_words());
+        if turns.iter().any(|&t| lo < t && t <= hi) {
+            hi - lo
+        } else {
+            b - a
         }
     }
 }
@@ -742,6 +758,16 @@ impl<'a> Words<'a> {
         self.spans.binary_search_by_key(&at, |s| s.0).ok()
     }
 
+    /// The words at which a discourse turn opens a sentence ([`clause_starts`]).
+    ///
+    /// [`clause_starts`]: crate::screens::input::clauses::clause_starts
+    fn turn_words(&self) -> Vec<usize> {
+        crate::screens::input::clauses::clause_starts(&self.joined)
+            .into_iter()
+            .filter_map(|t| self.spans.iter().position(|&(s, _)| s >= t))
+            .collect()
+    }
+
     /// For each word, how many words that carry meaning come before it, and the sentence it is
     /// in: what a rule's window measures. Inside one sentence a function word ([`is_filler`]:
     /// "the", "it", "so", "to", টা, কে) holds the words together and names nothing, so it adds
@@ -754,25 +780,22 @@ impl<'a> Words<'a> {
     /// from the question as it was written.
     ///
     /// [`clause_starts`]: crate::screens::input::clauses::clause_starts
-    pub fn distances(&self) -> Distance {
+    pub fn distances(&self) -> Distance<'_, 'a> {
         let mut at = Vec::with_capacity(self.spans.len());
         let mut sentence = Vec::with_capacity(self.spans.len());
-        let turns = crate::screens::input::clauses::clause_starts(&self.joined);
-        let mut next_turn = turns.iter().peekable();
         let (mut n, mut s) = (0, 0);
         for i in 0..self.spans.len() {
-            let mut opens = self.ends.get(i).copied().unwrap_or(false);
-            while next_turn.next_if(|&&t| t <= self.spans[i].0).is_some() {
-                opens = true;
-            }
-            if opens {
-                s += 1;
-            }
+            s += usize::from(self.ends.get(i).copied().unwrap_or(false));
             at.push(n);
             sentence.push(s);
             n += usize::from(!is_filler(self.word(i)));
         }
-        Distance { at, sentence }
+        Distance {
+            words: self,
+            at,
+            sentence,
+            turns: std::cell::OnceCell::new(),
+        }
     }
 
     pub fn word(&self, i: usize) -> &str {
