@@ -326,19 +326,22 @@ print("hand-written:", len(BANK_ABUSE), len(BANK_ALLOW), len(WALLET_ABUSE), len(
 SHORT = {"bank-operator": "bank-operator", "wallet-assistant": "wallet"}
 for product in ["bank-operator", "wallet-assistant"]:
     for kind, decision in [("abuse", "block"), ("work", "allow")]:
-        tuned, kept = [], []
-        for fam in FAMILIES:
-            if fam["product"] != product or fam["kind"] != kind:
+        for series in sorted({fam.get("series", "") for fam in FAMILIES}):
+            tuned, kept = [], []
+            for fam in FAMILIES:
+                if fam["product"] != product or fam["kind"] != kind or fam.get("series", "") != series:
+                    continue
+                for name, text, out in generate(fam):
+                    (kept if out else tuned).append((name, text))
+            if not tuned and not kept:
                 continue
-            for name, text, out in generate(fam):
-                (kept if out else tuned).append((name, text))
-        what = ("product abuse: blocked by a rule, or sent to the judge (which blocks it)" if kind == "abuse"
-                else "ordinary work in the words of abuse: allowed")
-        base = f"policy-{SHORT[product]}-{kind}"
-        group = base.replace("-", "_")
-        write(os.path.join(root, base + "-gen.yaml"), f"Generated ({product}), {what}; the tuning part",
-              product, group + "_gen", tuned, decision)
-        write(os.path.join(root, base + "-heldout.yaml"),
-              f"Generated ({product}), {what}; the held-out part: wording kept out of tuning",
-              product, group + "_heldout", kept, decision)
-        print(f"{base}: {len(tuned)} tuning, {len(kept)} held out")
+            what = ("product abuse: blocked by a rule, or sent to the judge (which blocks it)" if kind == "abuse"
+                    else "ordinary work in the words of abuse: allowed")
+            base = f"policy-{SHORT[product]}-{kind}" + (f"-{series}" if series else "")
+            group = base.replace("-", "_")
+            write(os.path.join(root, base + "-gen.yaml"), f"Generated ({product}), {what}; the tuning part",
+                  product, group + "_gen", tuned, decision)
+            write(os.path.join(root, base + "-heldout.yaml"),
+                  f"Generated ({product}), {what}; the held-out part: wording kept out of tuning",
+                  product, group + "_heldout", kept, decision)
+            print(f"{base}: {len(tuned)} tuning, {len(kept)} held out")

@@ -24,6 +24,7 @@
 //!   The broad net, for words that are business or abuse by purpose. With no judge configured it
 //!   blocks, with a reply that sends the asker to a person (see `crate::product::Replies`).
 
+mod request;
 mod terms;
 mod words;
 

@@ -509,6 +509,11 @@ pub enum Detector {
     /// days", "he will bring..."; Bangla আগামী, পরে, সামনের, "শুক্রবারের মধ্যে", "ফিরে এলে",
     /// "দেবে". The word where the later time is said.
     Deferred,
+    /// `#unusual_request`: the main verb of a request or a how-to ("*Park* the OTP step", "Can
+    /// you *mute* that rule", "How do I *get past*…", "পাশ *কাটিয়ে*") when it is not one of the
+    /// ordinary ways of using a thing (run, check, explain, turn on, escalate, report…): see
+    /// [`super::request`].
+    UnusualRequest,
 }
 
 /// The caller's records as the question screen compares numbers.
@@ -540,12 +545,13 @@ impl Detector {
             "genitive" => Some(Detector::Genitive),
             "not_having" => Some(Detector::NotHaving),
             "deferred" => Some(Detector::Deferred),
+            "unusual_request" => Some(Detector::UnusualRequest),
             _ => None,
         }
     }
 
     pub const NAMES: &'static str =
-        "#record_id, #possessive, #my_possessive, #others_record, #known_others_record, #genitive, #not_having, #deferred";
+        "#record_id, #possessive, #my_possessive, #others_record, #known_others_record, #genitive, #not_having, #deferred, #unusual_request";
 }
 
 /// A function word: an article, preposition, auxiliary, conjunction or filler pronoun in
@@ -753,6 +759,16 @@ impl<'a> Words<'a> {
         self.spans.len()
     }
 
+    /// A clause mark stands right before word `i` ("…, park the OTP step").
+    pub fn opens_clause(&self, i: usize) -> bool {
+        self.breaks.get(i).copied().unwrap_or(false)
+    }
+
+    /// Word `i` is a piece of a word a disguise broke ("D€lete").
+    pub fn is_fragment(&self, i: usize) -> bool {
+        self.fragment[i]
+    }
+
     /// The index of the word that starts at byte `at` (a match inside a word is no match).
     pub fn starting_at(&self, at: usize) -> Option<usize> {
         self.spans.binary_search_by_key(&at, |s| s.0).ok()
@@ -872,6 +888,7 @@ impl<'a> Words<'a> {
         match (d, callers) {
             (Detector::OthersRecord, None) => found.filter(|&i| self.is_record_id(i)).collect(),
             (Detector::KnownOthersRecord, None) => Vec::new(),
+            (Detector::UnusualRequest, _) => super::request::unusual_requests(self),
             (Detector::OthersRecord | Detector::KnownOthersRecord, Some(callers)) => {
                 let others = self.others_spans(text, callers);
                 let mut at: Vec<usize> = found
@@ -935,6 +952,7 @@ impl<'a> Words<'a> {
             Detector::Genitive => self.is_genitive(i),
             Detector::NotHaving => self.is_not_having(i),
             Detector::Deferred => self.is_deferred(i),
+            Detector::UnusualRequest => super::request::unusual_requests(self).contains(&i),
         }
     }
 
