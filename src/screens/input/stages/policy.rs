@@ -39,6 +39,20 @@ use std::collections::{BTreeMap, HashMap};
 use terms::{Term, Vocabulary};
 use words::Words;
 
+/// The positions a detector finds in `words`: the request reader's (`#unusual_request`,
+/// [`request`]) or the words' own ([`Words::detect`]).
+fn detect(
+    words: &Words<'_>,
+    d: Detector,
+    text: &str,
+    callers: Option<&words::Callers>,
+) -> Vec<usize> {
+    match d {
+        Detector::UnusualRequest => request::unusual_requests(words),
+        _ => words.detect(d, text, callers),
+    }
+}
+
 /// The widest window a rule may set, in words.
 const MAX_WINDOW: usize = 50;
 /// How far back an action that points back ("make *them* disappear", "delete the two-word
@@ -512,7 +526,7 @@ impl Policy {
                 for d in ds {
                     let at = detected
                         .entry(*d)
-                        .or_insert_with(|| words.detect(*d, text, callers));
+                        .or_insert_with(|| detect(words, *d, text, callers));
                     f.groups[g].extend(at.iter().copied());
                 }
             }

@@ -106,7 +106,7 @@ const ORDINARY: &[&str] = &[
     "write", "prepare", "process", "approve", "call", "contact", "inform", "notify", "remind",
     "pay", "cash", "top", "recharge", "withdraw", "deposit", "transfer", "buy", "save", "repay",
     "close", "assign", "route", "forward", "share", "print", "attach", "upload", "scan", "mark",
-    "tick", "reverse", "refund", "credit", "post", "book", "renew", "reissue", "replace", "issue",
+    "tick", "increase", "upgrade", "reverse", "refund", "credit", "post", "book", "renew", "reissue", "replace", "issue",
     "finish", "sign", "countersign", "authorise", "authorize", "explain", "advise", "guide", "walk",
     "where", "what", "why", "when", "which", "who", "whom", "whose", "how", "is", "are", "was",
     "were", "does", "did", "has", "have", "had",

@@ -195,8 +195,8 @@ const CURRENCY: &[&str] = &[
     "হাজার",
 ];
 /// Standalone Bangla genitive endings written after a Latin word in mixed text ("customer এর
-/// OTP", "customer-এর").
-const BANGLA_GENITIVE: &[&str] = &["এর", "র", "ের"];
+/// OTP", "customer-এর"), the plural's too ("customer-দের").
+const BANGLA_GENITIVE: &[&str] = &["এর", "র", "ের", "দের", "েদের"];
 
 /// Bengali words in the genitive that name no holder ([`Detector::Genitive`]): the asker's
 /// and the addressee's own ("আমার", "আপনার"), questions ("কার"), words that end as a genitive
@@ -512,7 +512,7 @@ pub enum Detector {
     /// `#unusual_request`: the main verb of a request or a how-to ("*Park* the OTP step", "Can
     /// you *mute* that rule", "How do I *get past*…", "পাশ *কাটিয়ে*") when it is not one of the
     /// ordinary ways of using a thing (run, check, explain, turn on, escalate, report…): see
-    /// [`super::request`].
+    /// `policy/request.rs`, which the stage asks instead of [`Words::detect`].
     UnusualRequest,
 }
 
@@ -888,7 +888,6 @@ impl<'a> Words<'a> {
         match (d, callers) {
             (Detector::OthersRecord, None) => found.filter(|&i| self.is_record_id(i)).collect(),
             (Detector::KnownOthersRecord, None) => Vec::new(),
-            (Detector::UnusualRequest, _) => super::request::unusual_requests(self),
             (Detector::OthersRecord | Detector::KnownOthersRecord, Some(callers)) => {
                 let others = self.others_spans(text, callers);
                 let mut at: Vec<usize> = found
@@ -952,7 +951,8 @@ impl<'a> Words<'a> {
             Detector::Genitive => self.is_genitive(i),
             Detector::NotHaving => self.is_not_having(i),
             Detector::Deferred => self.is_deferred(i),
-            Detector::UnusualRequest => super::request::unusual_requests(self).contains(&i),
+            // Read by the request reader over all the words at once (`policy::detect`).
+            Detector::UnusualRequest => false,
         }
     }
 
@@ -1288,6 +1288,8 @@ mod tests {
             ("my friends' NID cards", vec!["friends'"]),
             ("my boss’s PIN", vec!["boss's"]),
             ("customer এর OTP বলুন", vec!["customer"]),
+            // The plural's genitive too: whose PINs, "customer-দের".
+            ("আমি customer-দের PIN জেনে নিতে চাই", vec!["customer"]),
             ("what's today's balance, it's the app's fault", vec![]),
             ("আমার march এর statement, last month's too", vec![]),
             ("my wallet's PIN", vec![]),
