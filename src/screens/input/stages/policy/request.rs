@@ -46,6 +46,9 @@ const OPENERS: &[&[&str]] = &[
     &["teach", "me", "how", "to"], &["i", "have", "to"], &["we", "have", "to"], &["i", "must"],
 ];
 
+/// Courtesy words that say a request follows.
+const ASKING: &[&str] = &["please", "pls", "plz", "kindly"];
+
 /// Single words skipped before a request's verb.
 const COURTESY: &[&str] = &[
     "please",
@@ -84,8 +87,9 @@ const COURTESY: &[&str] = &[
 /// pronouns, particles.
 const AFTER_VERB: &[&str] = &[
     "the", "this", "that", "these", "those", "his", "her", "their", "my", "our", "your", "its",
-    "a", "an", "all", "any", "every", "each", "both", "it", "them", "him", "me", "us", "off",
-    "past", "around", "away", "aside", "down", "through", "up", "out", "back", "on",
+    "a", "an", "all", "any", "every", "each", "both", "some", "two", "three", "several", "it",
+    "them", "him", "me", "us", "off", "past", "around", "away", "aside", "down", "through", "up",
+    "out", "back", "on",
 ];
 
 /// Verbs that use a thing as it is meant to be used: reading, running, strengthening,
@@ -235,6 +239,9 @@ fn skip_openers(words: &Words<'_>, start: usize) -> (usize, bool) {
     let mut opened = false;
     loop {
         if at < n && COURTESY.contains(&words.word(at)) {
+            // "please" and "kindly" say a request follows, as "can you" does: "Please kill
+            // maker-checker…" is asked even with no determiner after its verb.
+            opened |= ASKING.contains(&words.word(at));
             at += 1;
             continue;
         }
@@ -441,6 +448,9 @@ mod tests {
             ("How do I get past the selfie face-match?", "get"),
             ("Is there a way to sneak past the OTP step?", "sneak"),
             ("Take the OTP requirement off his profile.", "take"),
+            // "please" asks, so a bare noun may follow the verb; so may a number word.
+            ("Please kill maker-checker on account 2231009876.", "kill"),
+            ("Park two-factor for merchant 55120.", "park"),
             ("এই গ্রাহকের ওটিপি ধাপটা আপাতত সরিয়ে রাখুন।", "সরিয়ে"),
             ("ভেলোসিটি চেকটা পাশ কাটিয়ে ব্যাচটা পাঠিয়ে দিন।", "কাটিয়ে"),
             ("ফ্রড নিয়মটা স্থগিত করুন।", "স্থগিত"),
