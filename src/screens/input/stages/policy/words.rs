@@ -323,6 +323,28 @@ const WITHOUT_BN: &[&str] = &[
     "sara",
     "sarai",
 ];
+/// Words ending in -ে that are no participles: "how", "in this way", and postpositions.
+const NOT_PARTICIPLES_BN: &[&str] = &[
+    "কীভাবে",
+    "কিভাবে",
+    "ভাবে",
+    "এভাবে",
+    "সেভাবে",
+    "যেভাবে",
+    "আগে",
+    "পরে",
+    "সাথে",
+    "সঙ্গে",
+    "কাছে",
+    "মধ্যে",
+    "জন্যে",
+];
+
+/// A Bangla conjunctive participle, with or without its emphatic -ই: "মিলিয়ে", "চেয়েই".
+fn participle_bn(word: &str) -> bool {
+    let w = word.strip_suffix('\u{0987}').unwrap_or(word);
+    w.chars().count() > 1 && w.ends_with('\u{09C7}') && !NOT_PARTICIPLES_BN.contains(&w)
+}
 /// Banglish negations before a participle ("na kore", "na dekhe").
 const NOT_LATIN: &[&str] = &["na", "naa"];
 
@@ -845,7 +867,18 @@ impl<'a> Words<'a> {
             .rev()
             .take_while(|&k| !self.breaks[k + 1])
             .filter(whole)
-            .any(|k| NEGATIONS_BEFORE.contains(&self.word(k)))
+            .any(|k| NEGATIONS_BEFORE.contains(&self.word(k)) || self.instead(k))
+    }
+
+    /// "instead of" / "rather than" ending at word `k`: the verb after it is the one not done
+    /// ("escalate it instead of releasing it myself").
+    fn instead(&self, k: usize) -> bool {
+        k > 0
+            && !self.fragment[k - 1]
+            && matches!(
+                (self.word(k - 1), self.word(k)),
+                ("instead", "of") | ("rather", "than")
+            )
     }
 
     /// An action of words `first..=last` that a negation governs: before its first word or
@@ -875,10 +908,7 @@ impl<'a> Words<'a> {
     /// without sending, without telling) negates that participle, not the verb before it:
     /// "বসান, নোটিফিকেশন না পাঠিয়ে" is "set it, without sending the notification".
     fn participle_after(&self, k: usize) -> bool {
-        k + 1 < self.len()
-            && !self.fragment[k + 1]
-            && self.word(k + 1).chars().count() > 1
-            && self.word(k + 1).ends_with('\u{09C7}')
+        k + 1 < self.len() && !self.fragment[k + 1] && participle_bn(self.word(k + 1))
     }
 
     /// The positions a detector finds; `text` is what these words were read from, `callers`
@@ -997,16 +1027,16 @@ impl<'a> Words<'a> {
         if listed(w, &WITHOUT) {
             return true;
         }
-        let participle = |n: &str| {
-            let n = n.strip_suffix('\u{0987}').unwrap_or(n);
-            n.chars().count() > 1 && n.ends_with('\u{09C7}')
-        };
         let latin_participle = |n: &str| {
             let n = n.strip_suffix('i').unwrap_or(n);
             n.len() > 2 && n.ends_with('e') && n.is_ascii()
         };
+        // Not over a clause mark: in "ওটিপি আসছে না, কীভাবে…" the "না" ends its clause.
+        if i + 1 < self.len() && self.breaks[i + 1] {
+            return false;
+        }
         match self.next_word(i, 1) {
-            Some(n) if NEGATIONS_AFTER.contains(&w) => participle(n),
+            Some(n) if NEGATIONS_AFTER.contains(&w) => participle_bn(n),
             Some(n) if NOT_LATIN.contains(&w) => latin_participle(n),
             _ => false,
         }
@@ -1395,6 +1425,13 @@ mod tests {
         assert!(!w.negated(1));
         let w = Words::of("বেনিফিশিয়ারি বসাবেন না, নোটিফিকেশন পাঠিয়ে");
         assert!(w.negated(1));
+        // The verb after "instead of" / "rather than" is the one not done; the one before stands.
+        let w = Words::of("escalate it instead of releasing it, rather than clearing");
+        assert!(w.negated(4));
+        assert!(w.negated(8));
+        assert!(!w.negated(0));
+        let w = Words::of("instead, release it");
+        assert!(!w.negated(1));
     }
 
     #[test]
@@ -1429,6 +1466,10 @@ mod tests {
             // A verb negated after it is no "without".
             ("অ্যাকাউন্ট খুলবেন না", vec![]),
             ("না, ধন্যবাদ", vec![]),
+            // The emphatic -ই on the participle; a clause ended by "না", or a "how" after it.
+            ("ওটিপি না চেয়েই পাঠান", vec!["না"]),
+            ("ওটিপি আসছে না, কীভাবে পাঠাব", vec![]),
+            ("ওটিপি আসছে না কীভাবে পাঠাব", vec![]),
         ] {
             let want: Vec<String> = want
                 .into_iter()
