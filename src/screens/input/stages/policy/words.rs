@@ -323,27 +323,14 @@ const WITHOUT_BN: &[&str] = &[
     "sara",
     "sarai",
 ];
-/// Words ending in -ে that are no participles: "how", "in this way", and postpositions.
-const NOT_PARTICIPLES_BN: &[&str] = &[
-    "কীভাবে",
-    "কিভাবে",
-    "ভাবে",
-    "এভাবে",
-    "সেভাবে",
-    "যেভাবে",
-    "আগে",
-    "পরে",
-    "সাথে",
-    "সঙ্গে",
-    "কাছে",
-    "মধ্যে",
-    "জন্যে",
-];
-
-/// A Bangla conjunctive participle, with or without its emphatic -ই: "মিলিয়ে", "চেয়েই".
+/// A Bangla conjunctive participle, with or without its emphatic -ই: "মিলিয়ে", "চেয়েই". Not an
+/// adverb of manner ("কীভাবে", "ঠিকভাবে": the -ভাবে words) nor a postposition ("সাথে", "আগে").
 fn participle_bn(word: &str) -> bool {
     let w = word.strip_suffix('\u{0987}').unwrap_or(word);
-    w.chars().count() > 1 && w.ends_with('\u{09C7}') && !NOT_PARTICIPLES_BN.contains(&w)
+    w.chars().count() > 1
+        && w.ends_with('\u{09C7}')
+        && !w.ends_with("ভাবে")
+        && !listed(w, &POSTPOSITIONS)
 }
 /// Banglish negations before a participle ("na kore", "na dekhe").
 const NOT_LATIN: &[&str] = &["na", "naa"];
@@ -1470,6 +1457,8 @@ mod tests {
             ("ওটিপি না চেয়েই পাঠান", vec!["না"]),
             ("ওটিপি আসছে না, কীভাবে পাঠাব", vec![]),
             ("ওটিপি আসছে না কীভাবে পাঠাব", vec![]),
+            ("ওটিপি আসছে না ঠিকভাবে", vec![]),
+            ("ওটিপি না নিয়ে সাথে", vec!["না"]),
         ] {
             let want: Vec<String> = want
                 .into_iter()
