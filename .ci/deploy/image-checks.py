@@ -34,8 +34,17 @@ class Fail(Exception):
     pass
 
 
+# No podman or helper call here takes minutes; one that hangs (a stuck storage lock) fails the
+# check with its command named instead of running CI into its time limit.
+RUN_TIMEOUT_S = 300
+
+
 def run(*args: str, check: bool = True, **kw) -> subprocess.CompletedProcess:
-    p = subprocess.run(args, capture_output=True, text=True, **kw)
+    kw.setdefault("timeout", RUN_TIMEOUT_S)
+    try:
+        p = subprocess.run(args, capture_output=True, text=True, **kw)
+    except subprocess.TimeoutExpired as e:
+        raise Fail(f"{' '.join(args)}: no answer in {e.timeout} s") from None
     if check and p.returncode != 0:
         raise Fail(f"{' '.join(args)}: exit {p.returncode}\n{p.stdout}{p.stderr}")
     return p
