@@ -28,6 +28,7 @@ CANARY = "deploy check canary 5d1e: what is my balance?"
 STARTS = 5
 created: list[str] = []
 pods: list[str] = []
+volumes: list[str] = []
 
 
 class Fail(Exception):
@@ -328,8 +329,16 @@ def check_kube_play() -> None:
                    IMAGE, API_KEY, f"{PREFIX}-kube").stdout
         with open(play, "w") as f:
             f.write(text)
-        podman("kube", "play", play)
+        # kube play makes a named volume of each ConfigMap and reuses one left by an earlier run.
+        # Such a leftover is removed first: podman 4.3 frees a volume's lock when its pod is
+        # force-removed, hands the number to the next container, and a play that mounts the old
+        # volume then waits on its own lock for ever (seen here three times in a row).
+        volumes.extend(re.findall(r"(?m)^  name: (guard-[a-z-]+-[a-z0-9]{10})$", text))
+        expect(len(volumes) == 3, f"the play mounts three ConfigMaps as volumes: {volumes}")
+        for vol in volumes:
+            podman("volume", "rm", "--force", vol, check=False)
         pods.append(f"{PREFIX}-kube-pod-0")
+        podman("kube", "play", play)
         ctr = podman("ps", "-q", "--filter", f"pod={PREFIX}-kube-pod-0",
                      "--filter", "ancestor=" + IMAGE)
         state = inspect(ctr)
@@ -375,6 +384,8 @@ def main() -> int:
             podman("pod", "rm", "--force", pod, check=False)
         for ctr in created:
             podman("rm", "--force", ctr, check=False)
+        for vol in volumes:
+            podman("volume", "rm", "--force", vol, check=False)
     return 0
 
 
