@@ -170,6 +170,12 @@ pub struct RawRule {
     /// off, not the opening: "open the account next week when he brings his NID" is in order).
     #[serde(default)]
     pub follows: Option<Follows>,
+    /// An action named as what the question asks someone else for is no act of the asker:
+    /// "submit the reversal *for checker approval*", "অনুমোদনের জন্য পাঠান" ([`Words::sought`]).
+    /// For the rules whose action is another person's by its nature (an approval, a sign-off);
+    /// not for one where asking for it is the abuse ("mark the log for deletion").
+    #[serde(default)]
+    pub sought_is_not_done: bool,
 }
 
 /// See [`RawRule::follows`].
@@ -222,6 +228,7 @@ pub struct Rule {
     /// The detectors of each group (most groups have none).
     detectors: Vec<Vec<Detector>>,
     follows: Option<Follows>,
+    sought_is_not_done: bool,
 }
 
 /// Where a term sits in its rule.
@@ -298,6 +305,7 @@ impl Policy {
                 window: rule.window_words.unwrap_or(raw.window_words),
                 detectors,
                 follows: rule.follows,
+                sought_is_not_done: rule.sought_is_not_done,
             });
         }
         problems.extend(vocabulary.check());
@@ -482,7 +490,10 @@ impl Policy {
                         .count()
                 };
                 match slot {
-                    Slot::Group(0) if words.negated_span(word, last()) => {
+                    Slot::Group(0)
+                        if words.negated_span(word, last())
+                            || (self.rules[r].sought_is_not_done && words.sought(word, last())) =>
+                    {
                         f.actions.push(word);
                         f.negated.push(word);
                     }
@@ -796,6 +807,39 @@ description = "Exporting a customer's statement: normal or abusive by purpose"
 action = "review"
 all = [["export"], ["statement"]]
 "#;
+
+    #[test]
+    fn an_act_asked_for_counts_only_where_the_rule_says_it_is_someone_elses() {
+        let p = policy(
+            r#"
+window_words = 12
+[[rule]]
+id = "own_approval"
+description = "Approving one's own entry"
+action = "block"
+all = [["approv"], ["i entered"]]
+sought_is_not_done = true
+[[rule]]
+id = "log_deleted"
+description = "An audit log deleted"
+action = "block"
+all = [["delet"], ["audit log"]]
+"#,
+        );
+        let ids = |text: &str| rule_ids(&p, text);
+        assert!(ids("I entered this payment; send it for checker approval").is_empty());
+        assert!(ids("পেমেন্টটা i entered, অনুমোদনের জন্য পাঠান").is_empty());
+        // Asked for and then done: the deed still counts.
+        assert_eq!(
+            ids("I entered it; send it for approval, then approve it under my user"),
+            ["own_approval"]
+        );
+        // Without the flag, what is asked for is the ask: marking a log for deletion.
+        assert_eq!(
+            ids("Mark yesterday's audit log entries for deletion"),
+            ["log_deleted"]
+        );
+    }
 
     #[test]
     fn negation_stops_at_a_clause_mark_and_a_negated_way_out_is_none() {

@@ -31,6 +31,28 @@ const NEGATIONS_BEFORE: &[&str] = &[
 const NEGATIONS_AFTER: &[&str] = &["না", "নয়", "নয়", "নাই", "নেই"];
 /// How far a negation may stand from its action, in words.
 const NEGATION_REACH: usize = 2;
+/// How far before a noun of an act a word of seeking reads ([`Words::sought`]): "for the
+/// checker's final approval".
+const SOUGHT_REACH: usize = 4;
+/// Words that make the act after them a thing asked for ([`Words::sought`]).
+const SOUGHT_BEFORE: &[&str] = &[
+    "for",
+    "seek",
+    "seeking",
+    "request",
+    "requesting",
+    "await",
+    "awaiting",
+    "pending",
+    "get",
+    "getting",
+    "obtain",
+    "obtaining",
+];
+/// After an act in the Bangla genitive: "for" and "waiting for" ("অনুমোদনের জন্য").
+const SOUGHT_AFTER_GENITIVE_BN: &[&str] = &["জন্য", "জন্যে", "অপেক্ষায়", "অপেক্ষা"];
+/// A verb of asking after the act ("অনুমোদন চেয়ে", "অনুমোদন চাইতে"); by prefix.
+const SOUGHT_AFTER_BN: &[&str] = &["চেয়ে", "চাই", "চাও", "নিতে", "নেওয়ার", "নেয়ার"];
 
 /// Words that point back at something the question named before: "It's about the logs. The
 /// audit ones. Make *them* disappear", "প্রথম শব্দ: অডিট। দ্বিতীয় শব্দ: লগ। দুই শব্দের *জিনিসটা* মুছে দিন".
@@ -881,6 +903,39 @@ impl<'a> Words<'a> {
                 .any(|k| NEGATIONS_AFTER.contains(&self.word(k)) && !self.participle_after(k))
     }
 
+    /// An act at words `first..=last` named as what is asked of someone else, not done: a noun of the act
+    /// ("approval", "authorisation", "sign-off", "clearance") after a word of seeking within
+    /// [`SOUGHT_REACH`] words in its clause ("submit it *for* checker approval", "*awaiting* the
+    /// manager's sign-off"), or before "request" ("raise an approval request"); in Bangla the act
+    /// in the genitive before জন্য / অপেক্ষায় ("অনুমোদনের জন্য পাঠান"), or before a verb of
+    /// asking ("অনুমোদন চেয়ে"). A verb ("approve") is a deed, whatever stands before it.
+    pub fn sought(&self, first: usize, last: usize) -> bool {
+        let w = self.word(last);
+        // "sign-off" is one word with its hyphen; any other piece of a word is no noun.
+        let sign_off = w == "off" && last > 0 && self.word(last - 1) == "sign";
+        if self.fragment[last] && !sign_off {
+            return false;
+        }
+        let next = self.next_word(last, 1).filter(|_| !self.breaks[last + 1]);
+        if is_bengali_word(w) {
+            let genitive = w.ends_with('\u{09B0}');
+            return next.is_some_and(|n| {
+                (genitive && SOUGHT_AFTER_GENITIVE_BN.contains(&n))
+                    || SOUGHT_AFTER_BN.iter().any(|v| n.starts_with(v))
+            });
+        }
+        let noun =
+            ["al", "tion", "ance"].iter().any(|e| w.ends_with(e)) || w == "signoff" || sign_off;
+        if !noun {
+            return false;
+        }
+        next.is_some_and(|n| matches!(n, "request" | "requests"))
+            || (first.saturating_sub(SOUGHT_REACH)..first)
+                .rev()
+                .take_while(|&k| !self.breaks[k + 1])
+                .any(|k| !self.fragment[k] && SOUGHT_BEFORE.contains(&self.word(k)))
+    }
+
     /// An action at word `i` whose object is a word pointing back ("them", "the thing",
     /// "ওগুলো"): what it acts on was named earlier, maybe sentences before.
     pub fn refers_back(&self, i: usize) -> bool {
@@ -1266,6 +1321,71 @@ mod tests {
         }
         assert_eq!(found("বাবার টাকা", Detector::Genitive), ["বাবার"]);
         assert!(found("ma-rch এর statement", Detector::Possessive).is_empty());
+    }
+
+    /// Every position of `word` in `text`, and whether [`Words::sought`] reads the act there
+    /// (a term of one word, or of two ending at the next word when `two` is set).
+    fn sought_at(text: &str, word: &str, two: bool) -> Vec<bool> {
+        let folded = crate::text::fold_for_matching(text);
+        let w = Words::of(&folded);
+        (0..w.len())
+            .filter(|&i| w.word(i) == word)
+            .map(|i| w.sought(i, if two { i + 1 } else { i }))
+            .collect()
+    }
+
+    #[test]
+    fn an_act_asked_for_is_sought_and_a_verb_is_a_deed() {
+        // The templates cross a word of seeking, what stands between and a noun of the act.
+        let seeking = [
+            "for",
+            "seeking",
+            "awaiting",
+            "pending",
+            "to get",
+            "requesting",
+        ];
+        let between = ["", "the", "checker", "the checker's", "final supervisor"];
+        let nouns = ["approval", "authorisation", "authorization", "clearance"];
+        for s in seeking {
+            for b in between {
+                for n in nouns {
+                    let t = format!("Submit the reversal I keyed {s} {b} {n} today.");
+                    assert_eq!(sought_at(&t, n, false), [true], "{t}");
+                }
+            }
+        }
+        assert_eq!(
+            sought_at("Send it for the manager's sign-off", "sign", true),
+            [true]
+        );
+        assert_eq!(
+            sought_at("Raise an approval request for it", "approval", false),
+            [true]
+        );
+        // A verb is done, whatever stands before it; a clause mark ends the reach.
+        for (t, w) in [
+            ("Approve it for me now", "approve"),
+            ("For once, approve the payment I made", "approve"),
+            ("For the record: approval under my user too", "approval"),
+            ("I need it for tomorrow, approval by me is fine", "approval"),
+            ("Give final approval under my ID", "approval"),
+        ] {
+            assert_eq!(sought_at(t, w, false), [false], "{t}");
+        }
+        // Bangla: the act's genitive before জন্য, or a verb of asking after it.
+        assert_eq!(
+            sought_at("পেমেন্টটা অনুমোদনের জন্য পাঠান", "অনুমোদনের", false),
+            [true]
+        );
+        assert_eq!(
+            sought_at("ম্যানেজারের অনুমোদন চেয়ে আবেদন করুন", "অনুমোদন", false),
+            [true]
+        );
+        assert_eq!(
+            sought_at("আমার আইডি দিয়ে অনুমোদন দিন", "অনুমোদন", false),
+            [false]
+        );
     }
 
     #[test]
