@@ -871,12 +871,17 @@ impl<'a> Words<'a> {
     }
 
     fn negated_within(&self, first: usize, reach: usize) -> bool {
-        let whole = |k: &usize| !self.fragment[*k];
+        self.whole_words_before(first, reach)
+            .any(|k| NEGATIONS_BEFORE.contains(&self.word(k)) || self.instead(k))
+    }
+
+    /// The whole words up to `reach` before word `first`, nearest first, in its clause (no
+    /// clause mark between): where a negation or a word of seeking governs what follows.
+    fn whole_words_before(&self, first: usize, reach: usize) -> impl Iterator<Item = usize> + '_ {
         (first.saturating_sub(reach)..first)
             .rev()
             .take_while(|&k| !self.breaks[k + 1])
-            .filter(whole)
-            .any(|k| NEGATIONS_BEFORE.contains(&self.word(k)) || self.instead(k))
+            .filter(|&k| !self.fragment[k])
     }
 
     /// "instead of" / "rather than" ending at word `k`: the verb after it is the one not done
@@ -930,10 +935,9 @@ impl<'a> Words<'a> {
             return false;
         }
         next.is_some_and(|n| matches!(n, "request" | "requests"))
-            || (first.saturating_sub(SOUGHT_REACH)..first)
-                .rev()
-                .take_while(|&k| !self.breaks[k + 1])
-                .any(|k| !self.fragment[k] && SOUGHT_BEFORE.contains(&self.word(k)))
+            || self
+                .whole_words_before(first, SOUGHT_REACH)
+                .any(|k| SOUGHT_BEFORE.contains(&self.word(k)))
     }
 
     /// An action at word `i` whose object is a word pointing back ("them", "the thing",
