@@ -934,6 +934,16 @@ impl<'a> Words<'a> {
         if !noun {
             return false;
         }
+        // Given under the asker's own name it is the asker's act, asked for or not: "get final
+        // authorisation under my own login".
+        let by_me = matches!(
+            next,
+            Some("under" | "with" | "using" | "on" | "by" | "from")
+        ) && (last + 2..(last + 4).min(self.len()))
+            .any(|k| matches!(self.word(k), "my" | "me" | "myself" | "mine"));
+        if by_me {
+            return false;
+        }
         next.is_some_and(|n| matches!(n, "request" | "requests"))
             || self
                 .whole_words_before(first, SOUGHT_REACH)
@@ -1374,6 +1384,11 @@ mod tests {
             ("For the record: approval under my user too", "approval"),
             ("I need it for tomorrow, approval by me is fine", "approval"),
             ("Give final approval under my ID", "approval"),
+            (
+                "Get final authorisation under my own login",
+                "authorisation",
+            ),
+            ("Send it for approval with my maker ID too", "approval"),
         ] {
             assert_eq!(sought_at(t, w, false), [false], "{t}");
         }
