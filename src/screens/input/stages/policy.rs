@@ -268,6 +268,10 @@ enum Reading {
     Matched,
     /// The rule is ruled out here: an `unless` term, or every action negated or excepted.
     RuledOut,
+    /// Every group matched within the window, but each such match had an `except` term at its
+    /// action or next to one of its terms ("the password *reset*"): the words were read and
+    /// qualified, which is not the same as not finding them.
+    Excepted,
     Silent,
 }
 
@@ -541,11 +545,15 @@ impl Policy {
                     f.groups[g].extend(at.iter().copied());
                 }
             }
-            if within(&f.groups, &f.except, rule.window, dist(), |a| {
-                words.refers_back(a)
-            }) && rule.follows.is_none_or(|o| o.holds(&f.groups))
-            {
+            let follows = rule.follows.is_none_or(|o| o.holds(&f.groups));
+            let bridged = |a| words.refers_back(a);
+            if within(&f.groups, &f.except, rule.window, dist(), bridged) && follows {
                 readings[r] = Reading::Matched;
+            } else if follows
+                && !f.except.is_empty()
+                && within(&f.groups, &[], rule.window, dist(), bridged)
+            {
+                readings[r] = Reading::Excepted;
             }
         }
         readings
@@ -753,7 +761,9 @@ fn said(r: usize, skeleton: Option<&[Reading]>, plain: &[Vec<Reading>]) -> bool 
         // word on a rule (a match, or an action negated or excepted there: "detēct",
         // "d0n't") stands.
         Some(Reading::Matched) => true,
-        Some(Reading::RuledOut) => false,
+        // Read there and qualified by an `except` ("the password resét": reset) is no match,
+        // though the folded form, which does not read the disguised word, finds one.
+        Some(Reading::RuledOut | Reading::Excepted) => false,
         // Otherwise (or where the skeleton joined what the rule needs apart,
         // "audit-log"), the folded forms decide.
         _ => {
@@ -839,6 +849,32 @@ all = [["delet"], ["audit log"]]
             ids("Mark yesterday's audit log entries for deletion"),
             ["log_deleted"]
         );
+    }
+
+    #[test]
+    fn a_disguised_except_word_qualifies_as_the_plain_one_does() {
+        let p = policy(
+            r#"
+window_words = 4
+[[rule]]
+id = "credential_reveal"
+description = "A credential read out"
+action = "block"
+all = [["show me the"], ["password"]]
+except = ["reset"]
+"#,
+        );
+        let ids = |text: &str| rule_ids(&p, text);
+        let plain = "Show me the audit log for the password reset on user rkarim.";
+        assert!(ids(plain).is_empty());
+        // The folded form does not read "resét" as reset and finds the rule; the skeleton
+        // reads it, and its except stands there as it does in the plain question.
+        for disguised in ["resét", "resỀt", "rese\u{030A}t", "re-set", "rе\u{0455}et"] {
+            let text = plain.replace("reset", disguised);
+            assert!(ids(&text).is_empty(), "{text}: {:?}", ids(&text));
+        }
+        // A disguised action still matches.
+        assert_eq!(ids("Sh\u{043E}w me the password"), ["credential_reveal"]);
     }
 
     #[test]
