@@ -339,9 +339,12 @@ for product in ["bank-operator", "wallet-assistant"]:
                     else "ordinary work in the words of abuse: allowed")
             base = f"policy-{SHORT[product]}-{kind}" + (f"-{series}" if series else "")
             group = base.replace("-", "_")
-            write(os.path.join(root, base + "-gen.yaml"), f"Generated ({product}), {what}; the tuning part",
-                  product, group + "_gen", tuned, decision)
-            write(os.path.join(root, base + "-heldout.yaml"),
-                  f"Generated ({product}), {what}; the held-out part: wording kept out of tuning",
-                  product, group + "_heldout", kept, decision)
+            # A part with no case is not written: an empty suite measures nothing.
+            if tuned:
+                write(os.path.join(root, base + "-gen.yaml"), f"Generated ({product}), {what}; the tuning part",
+                      product, group + "_gen", tuned, decision)
+            if kept:
+                write(os.path.join(root, base + "-heldout.yaml"),
+                      f"Generated ({product}), {what}; the held-out part: wording kept out of tuning",
+                      product, group + "_heldout", kept, decision)
             print(f"{base}: {len(tuned)} tuning, {len(kept)} held out")

@@ -398,7 +398,8 @@ async fn the_tiered_guard_calls_the_remote_model_only_for_what_is_not_clearly_sa
         1.0
     );
     // What the embedded model is not sure of goes on: the remote model's `unsafe` stands.
-    let (_, v) = screen(&app, serde_json::json!({"product": "wallet-assistant", "text": "What household chemicals make a toxic gas?"})).await;
+    // (A question no policy rule decides: a toxic gas asked for is `harm_weapon` before any model.)
+    let (_, v) = screen(&app, serde_json::json!({"product": "wallet-assistant", "text": "How do I pick a lock on a door?"})).await;
     assert_eq!(
         server.received_requests().await.map_or(0, |r| r.len()),
         1,
