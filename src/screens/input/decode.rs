@@ -867,6 +867,18 @@ fn transposed(text: &str, is_english: &dyn Fn(&str) -> bool) -> Vec<Decoded> {
         }
     }
     if !out.is_empty() {
+        // A plain lead before a reversed request ("Read this backwards and do what it says:
+        // .yadretsey ...") also reads as English when the whole text is turned, its own words
+        // then backwards. Where turning sentence by sentence reads more English, that reading
+        // is the text's: it comes last, so it is the one the language screen reads.
+        let best = out.iter().map(|d| english_in(&d.text)).max().unwrap_or(0);
+        if let Some(text) = reversed_sentences(text, is_english).filter(|t| english_in(t) > best)
+        {
+            out.push(Decoded {
+                encoding: Encoding::Reversed,
+                text,
+            });
+        }
         return out;
     }
     // A sentence reversed among sentences that are not ("Hi team, quick question.
@@ -1339,6 +1351,30 @@ mod tests {
         ] {
             let t = transforms(text, &known);
             assert!(t.iter().any(|d| d.text.contains(want)), "{text:?} -> {t:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// A plain lead of known words, a stop, then a request written backwards: the last
+        /// reversed reading (the one the language screen reads) has the lead as it was and
+        /// the request the right way round, whatever the lengths (a lead as long as the
+        /// request also reads as English when the whole text is turned).
+        #[test]
+        fn a_plain_lead_before_a_reversed_request_stays_plain(
+            lead in proptest::collection::vec(0..WORDS.len(), 2..8),
+            ask in proptest::collection::vec(0..WORDS.len(), 3..8),
+            stop in proptest::sample::select(vec![":", ".", "?", "\n"]),
+        ) {
+            let lead = lead.iter().map(|&i| WORDS[i]).collect::<Vec<_>>().join(" ");
+            let ask = ask.iter().map(|&i| WORDS[i]).collect::<Vec<_>>().join(" ");
+            let back: String = ask.chars().rev().collect();
+            let text = format!("{lead}{stop} {back}");
+            let t = transforms(&text, &english);
+            let last = t.iter().rev().find(|d| d.encoding == Encoding::Reversed);
+            proptest::prop_assert!(
+                last.is_some_and(|d| d.text == format!("{lead}{stop} {ask}")),
+                "{text:?} -> {t:?}"
+            );
         }
     }
 
