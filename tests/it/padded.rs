@@ -131,8 +131,10 @@ fn every_harmful_case_still_blocks_with_benign_sentences_around_it() {
 /// কাঁদবেন", 6 of them), a long question whose padding is under a fifth of the text
 /// (`clauses::WINDOW_LEFT_OUT_DIVISOR`), and a benign sentence that a one-word turn inside it
 /// cuts in two ("right now, so I have a few minutes", "a trip next month"), so that the
-/// question is two sentences away from the end.
-const MAX_LOWERED: usize = 12;
+/// question is two sentences away from the end. Since a sentence that opens with an
+/// interrogative is a question with or without its mark (`clauses::windows`), the short Bangla
+/// questions hold: 5 of 2,582 fall (the long role-play prompts and one cut benign sentence).
+const MAX_LOWERED: usize = 5;
 
 #[test]
 fn a_benign_sentence_does_not_lower_a_harmful_score_below_the_band() {

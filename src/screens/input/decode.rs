@@ -872,8 +872,7 @@ fn transposed(text: &str, is_english: &dyn Fn(&str) -> bool) -> Vec<Decoded> {
         // then backwards. Where turning sentence by sentence reads more English, that reading
         // is the text's: it comes last, so it is the one the language screen reads.
         let best = out.iter().map(|d| english_in(&d.text)).max().unwrap_or(0);
-        if let Some(text) = reversed_sentences(text, is_english).filter(|t| english_in(t) > best)
-        {
+        if let Some(text) = reversed_sentences(text, is_english).filter(|t| english_in(t) > best) {
             out.push(Decoded {
                 encoding: Encoding::Reversed,
                 text,
